@@ -1,0 +1,43 @@
+package dev.sandgate.conformance;
+
+import dev.sandgate.spi.SandboxRef;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Out-of-band access to a driver's backend, for the conformance kit: it plants, removes and reads runtime resources
+ * behind the driver's back. A driver's test implements it with the backend's own client (docker-java, fabric8, the
+ * VM state directory), never through the driver under test.
+ */
+public interface BackendProbe extends AutoCloseable {
+    /**
+     * Creates a runtime resource for {@code ref} without the driver, stamped exactly as the driver would stamp a
+     * sandbox at generation 1 with {@code policyDigest}, under {@code gatewayId}, and running. Used to plant a
+     * foreign resource with the same workspace and name as another sandbox, or one owned by another gateway.
+     *
+     * @return the planted resource
+     */
+    BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest);
+
+    /** Every resource carrying {@code sandboxId}, whatever gateway stamped it. Empty when none. */
+    List<BackendResource> resources(String sandboxId);
+
+    /** Every resource stamped with {@code gatewayId}: what a test class left behind. */
+    List<BackendResource> resourcesOfGateway(String gatewayId);
+
+    /** Removes every resource carrying {@code sandboxId} (workspace included) behind the driver's back. */
+    void remove(String sandboxId);
+
+    /**
+     * Writes {@code marker} into the running sandbox's persistent workspace, as a program in the sandbox would (exec
+     * into a container, the guest's console, ...).
+     */
+    void writeWorkspaceMarker(SandboxRef ref, String marker);
+
+    /** Reads back what {@link #writeWorkspaceMarker} wrote into the running sandbox's workspace; empty if absent. */
+    Optional<String> readWorkspaceMarker(SandboxRef ref);
+
+    /** Removes everything the probe itself planted that still exists. */
+    @Override
+    void close();
+}
