@@ -1,0 +1,111 @@
+package dev.sandgate.benchmarks;
+
+import static java.util.Objects.requireNonNull;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+
+/**
+ * What one run does.
+ *
+ * @param clientCounts the concurrency levels, each run in turn
+ * @param callsPerPhase how many calls of one operation each level makes (split evenly between its clients); the create
+ *     phase creates this many distinct sandboxes, which the stop, start and delete phases then work through
+ * @param phaseLimit the most one phase may take; a phase that reaches it ends early and says so in its call count
+ * @param storedSandboxes how many sandboxes are created before measuring, and stay stored throughout
+ * @param warmupCalls calls of each operation made (and not measured) before the first level
+ * @param synchronous the SQLite synchronous mode the gateway's store runs with
+ * @param output where the markdown report is also written, if anywhere
+ */
+record BenchmarkSettings(
+        List<Integer> clientCounts,
+        int callsPerPhase,
+        Duration phaseLimit,
+        int storedSandboxes,
+        int warmupCalls,
+        String synchronous,
+        Optional<Path> output) {
+    static final String USAGE =
+            """
+            Usage: GatewayBenchmark [--smoke] [--clients 1,16,64] [--calls N] [--stored N] [--warmup N]
+                                    [--phase-limit 60s] [--synchronous NORMAL|FULL] [--output FILE]
+              --smoke        a short run (about 20 s) with small counts: CI runs it so that the tool cannot rot
+              --clients      concurrency levels (default 1,16,64)
+              --calls        calls of each operation per level (default 3000)
+              --stored       sandboxes stored before measuring (default 10000)
+              --warmup       unmeasured calls of each operation first (default 1000)
+              --phase-limit  the most one phase may take (default 60s)
+              --synchronous  the store's SQLite synchronous mode (default NORMAL, the gateway's default)
+              --output       also write the markdown report to FILE
+            """;
+
+    static final BenchmarkSettings FULL =
+            new BenchmarkSettings(List.of(1, 16, 64), 3000, Duration.ofSeconds(60), 10_000, 1000, "NORMAL", Optional.empty());
+
+    static final BenchmarkSettings SMOKE =
+            new BenchmarkSettings(List.of(1, 16, 64), 192, Duration.ofSeconds(10), 500, 100, "NORMAL", Optional.empty());
+
+    BenchmarkSettings {
+        clientCounts = List.copyOf(requireNonNull(clientCounts, "clientCounts is null"));
+        requireNonNull(phaseLimit, "phaseLimit is null");
+        requireNonNull(synchronous, "synchronous is null");
+        requireNonNull(output, "output is null");
+        if (clientCounts.isEmpty() || clientCounts.stream().anyMatch(c -> c < 1 || c > 1024)) {
+            throw new IllegalArgumentException("--clients: each level must be between 1 and 1024");
+        }
+        if (callsPerPhase < 1 || storedSandboxes < 0 || warmupCalls < 0) {
+            throw new IllegalArgumentException("--calls must be positive, --stored and --warmup not negative");
+        }
+        if (!synchronous.equals("NORMAL") && !synchronous.equals("FULL")) {
+            throw new IllegalArgumentException("--synchronous must be NORMAL or FULL");
+        }
+    }
+
+    /** How many calls each of {@code clients} clients makes in one phase. */
+    int callsPerClient(int clients) {
+        return Math.max(1, (callsPerPhase + clients - 1) / clients);
+    }
+
+    static BenchmarkSettings parse(String... args) {
+        BenchmarkSettings settings = Arrays.asList(args).contains("--smoke") ? SMOKE : FULL;
+        List<Integer> clients = settings.clientCounts;
+        int calls = settings.callsPerPhase;
+        Duration limit = settings.phaseLimit;
+        int stored = settings.storedSandboxes;
+        int warmup = settings.warmupCalls;
+        String synchronous = settings.synchronous;
+        Optional<Path> output = Optional.empty();
+        for (int i = 0; i < args.length; i++) {
+            String option = args[i];
+            if (option.equals("--smoke")) {
+                continue;
+            }
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException("unknown option or missing value: " + option);
+            }
+            String value = args[++i];
+            switch (option) {
+                case "--clients" -> {
+                    List<Integer> levels = new ArrayList<>();
+                    for (String level : value.split(",")) {
+                        levels.add(Integer.parseInt(level.trim()));
+                    }
+                    clients = levels;
+                }
+                case "--calls" -> calls = Integer.parseInt(value);
+                case "--stored" -> stored = Integer.parseInt(value);
+                case "--warmup" -> warmup = Integer.parseInt(value);
+                case "--phase-limit" -> limit = Duration.ofSeconds(Long.parseLong(value.replaceFirst("s$", "")));
+                case "--synchronous" -> synchronous = value.toUpperCase(Locale.ROOT);
+                case "--output" -> output = Optional.of(Path.of(value));
+                default -> throw new IllegalArgumentException("unknown option: " + option);
+            }
+        }
+        return new BenchmarkSettings(clients, calls, limit, stored, warmup, synchronous, output);
+    }
+}

@@ -1,0 +1,95 @@
+package dev.sandgate.benchmarks;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * A closed-loop load generator: {@code clients} threads each make up to {@code callsPerClient} calls one after the
+ * other (a client sends its next call when the previous one has answered), until all are made or the time limit
+ * passes. Bounded in count and in time.
+ */
+final class ClosedLoop {
+    private ClosedLoop() {}
+
+    /** One call of one client; {@code index} counts that client's calls from 0. */
+    @FunctionalInterface
+    interface Call {
+        void run(int client, int index) throws Exception;
+    }
+
+    /**
+     * The outcome of a phase.
+     *
+     * @param completed per client, how many calls were made (successful or not) before the limits
+     * @param errors calls that threw
+     * @param firstError the first failure's description, or null
+     */
+    record Outcome(Latencies latencies, int[] completed, long errors, String firstError, long elapsedNanos) {
+        double throughputPerSecond() {
+            return latencies.count() / (elapsedNanos / 1e9);
+        }
+    }
+
+    static Outcome run(int clients, int callsPerClient, Duration timeLimit, Call call) throws InterruptedException {
+        CountDownLatch ready = new CountDownLatch(clients);
+        CountDownLatch go = new CountDownLatch(1);
+        long[][] samples = new long[clients][callsPerClient];
+        int[] completed = new int[clients];
+        long[] errors = new long[clients];
+        AtomicReference<String> firstError = new AtomicReference<>();
+        long[] window = new long[2];
+        List<Thread> threads = new ArrayList<>(clients);
+        for (int c = 0; c < clients; c++) {
+            int client = c;
+            threads.add(Thread.ofPlatform().name("bench-client-" + client).start(() -> {
+                ready.countDown();
+                awaitQuietly(go);
+                long deadline = window[0] + timeLimit.toNanos();
+                int index = 0;
+                for (; index < callsPerClient && System.nanoTime() < deadline; index++) {
+                    long start = System.nanoTime();
+                    try {
+                        call.run(client, index);
+                        samples[client][index - (int) errors[client]] = System.nanoTime() - start;
+                    } catch (Exception e) {
+                        errors[client]++;
+                        firstError.compareAndSet(null, e.toString());
+                    }
+                }
+                completed[client] = index;
+            }));
+        }
+        ready.await();
+        window[0] = System.nanoTime();
+        go.countDown();
+        for (Thread thread : threads) {
+            thread.join();
+        }
+        long elapsed = System.nanoTime() - window[0];
+        int successes = 0;
+        long failed = 0;
+        for (int c = 0; c < clients; c++) {
+            successes += completed[c] - (int) errors[c];
+            failed += errors[c];
+        }
+        long[] all = new long[successes];
+        int at = 0;
+        for (int c = 0; c < clients; c++) {
+            int ok = completed[c] - (int) errors[c];
+            System.arraycopy(samples[c], 0, all, at, ok);
+            at += ok;
+        }
+        return new Outcome(new Latencies(all), completed, failed, firstError.get(), elapsed);
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

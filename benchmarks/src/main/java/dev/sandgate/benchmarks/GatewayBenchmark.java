@@ -1,0 +1,340 @@
+package dev.sandgate.benchmarks;
+
+import com.google.protobuf.Empty;
+import dev.sandgate.api.v1.CreateSandboxRequest;
+import dev.sandgate.api.v1.DeleteSandboxRequest;
+import dev.sandgate.api.v1.ListSandboxesRequest;
+import dev.sandgate.api.v1.ListSandboxesResponse;
+import dev.sandgate.api.v1.SandboxServiceGrpc;
+import dev.sandgate.api.v1.SandboxServiceGrpc.SandboxServiceBlockingStub;
+import dev.sandgate.api.v1.SandboxSpec;
+import dev.sandgate.api.v1.SandboxTarget;
+import dev.sandgate.api.v1.StartSandboxRequest;
+import dev.sandgate.api.v1.StopSandboxRequest;
+import io.grpc.CallOptions;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCalls;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+/**
+ * The gateway's load benchmark: starts the gateway in this JVM on 127.0.0.1 over Netty, with the reference driver
+ * (directory backend) and the SQLite store, registers a no-op gRPC method on the same server, stores {@code --stored}
+ * sandboxes, then, for each number of clients, measures create, stop, start and delete over distinct sandboxes and the
+ * no-op with the same clients. Prints a markdown table (docs/benchmarks.md explains it). Everything it creates lives in
+ * a temporary directory that is removed at the end.
+ *
+ * <p>The gateway, its store and the clients share this JVM, so {@code -Xmx256m} on this JVM (scripts/bench sets it)
+ * bounds the gateway and the load generator together.
+ */
+public final class GatewayBenchmark {
+    private static final String WORKSPACE = "bench";
+    private static final String STORED_WORKSPACE = "bench-stored";
+    private static final int PREPOPULATE_CLIENTS = 16;
+
+    private final BenchmarkSettings settings;
+    private final SandboxServiceBlockingStub sandboxes;
+    private final ManagedChannel channel;
+
+    private GatewayBenchmark(BenchmarkSettings settings, ManagedChannel channel) {
+        this.settings = settings;
+        this.channel = channel;
+        this.sandboxes = SandboxServiceGrpc.newBlockingStub(channel);
+    }
+
+    public static void main(String[] args) throws Exception {
+        if (List.of(args).contains("--help")) {
+            System.out.print(BenchmarkSettings.USAGE);
+            return;
+        }
+        BenchmarkSettings settings;
+        try {
+            settings = BenchmarkSettings.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("error: " + e.getMessage());
+            System.err.print(BenchmarkSettings.USAGE);
+            System.exit(2);
+            return;
+        }
+        Report report = run(settings);
+        String markdown = report.markdown();
+        System.out.print(markdown);
+        if (settings.output().isPresent()) {
+            Files.writeString(settings.output().get(), markdown, StandardCharsets.UTF_8);
+        }
+        long errors = report.rows().stream().mapToLong(Report.Row::errors).sum();
+        System.exit(errors == 0 ? 0 : 1);
+    }
+
+    /** Runs the whole benchmark in a temporary directory of its own and returns what it measured. */
+    static Report run(BenchmarkSettings settings) throws IOException, InterruptedException {
+        Path work = Files.createTempDirectory("sandgate-bench-");
+        long started = System.nanoTime();
+        logTo(work.resolve("gateway.log"));
+        try (BenchGateway gateway = BenchGateway.start(work, settings.synchronous(), NoopService.definition())) {
+            ManagedChannel channel = NettyChannelBuilder.forAddress(
+                            new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
+                    .usePlaintext()
+                    .build();
+            try {
+                return new GatewayBenchmark(settings, channel).measure(started);
+            } finally {
+                channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+        } finally {
+            deleteTree(work);
+        }
+    }
+
+    private Report measure(long started) throws InterruptedException {
+        progress("storing " + settings.storedSandboxes() + " sandboxes");
+        ClosedLoop.Outcome stored = ClosedLoop.run(
+                PREPOPULATE_CLIENTS,
+                (settings.storedSandboxes() + PREPOPULATE_CLIENTS - 1) / PREPOPULATE_CLIENTS,
+                Duration.ofMinutes(10),
+                (client, index) -> {
+                    int number = client * ((settings.storedSandboxes() + PREPOPULATE_CLIENTS - 1)
+                                    / PREPOPULATE_CLIENTS)
+                            + index;
+                    if (number < settings.storedSandboxes()) {
+                        create(STORED_WORKSPACE, "stored-" + number);
+                    }
+                });
+        requireNoErrors("storing sandboxes", stored);
+        long storedCount = countStored();
+
+        if (settings.warmupCalls() > 0) {
+            progress("warming up");
+            Lifecycle warmup = new Lifecycle("warmup", 16, settings.warmupCalls());
+            warmup.runAll();
+        }
+
+        long gcBefore = gcMillis();
+        List<Report.Row> rows = new ArrayList<>();
+        for (int clients : settings.clientCounts()) {
+            progress(clients + " clients");
+            int perClient = settings.callsPerClient(clients);
+            ClosedLoop.Outcome noop = ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> noop());
+            rows.add(row(clients, Report.NOOP, noop, noop));
+            Lifecycle lifecycle = new Lifecycle("c" + clients, clients, perClient);
+            List<ClosedLoop.Outcome> phases = lifecycle.runAll();
+            String[] names = {"create", "stop", "start", "delete"};
+            for (int p = 0; p < phases.size(); p++) {
+                rows.add(row(clients, names[p], phases.get(p), noop));
+            }
+            rows.add(row(clients, Report.LIFECYCLE, merge(phases), noop));
+        }
+        long gcMillis = gcMillis() - gcBefore;
+
+        System.gc();
+        long heapUsed = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+        return new Report(
+                new Report.Environment(
+                        Runtime.getRuntime().availableProcessors(),
+                        System.getProperty("java.vm.name") + " " + Runtime.version(),
+                        System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
+                                + System.getProperty("os.arch"),
+                        Runtime.getRuntime().maxMemory(),
+                        heapUsed,
+                        storedCount,
+                        settings.synchronous(),
+                        gcMillis,
+                        Duration.ofNanos(System.nanoTime() - started),
+                        settings),
+                rows);
+    }
+
+    /**
+     * The sandboxes of one level: client {@code c} creates its own {@code perClient} sandboxes, then stops, starts and
+     * deletes each of those it created. Each phase is measured on its own.
+     */
+    private final class Lifecycle {
+        private final String prefix;
+        private final int clients;
+        private final int perClient;
+        private final String[][] ids;
+
+        Lifecycle(String prefix, int clients, int perClient) {
+            this.prefix = prefix;
+            this.clients = clients;
+            this.perClient = perClient;
+            this.ids = new String[clients][perClient];
+        }
+
+        List<ClosedLoop.Outcome> runAll() throws InterruptedException {
+            List<ClosedLoop.Outcome> phases = new ArrayList<>();
+            phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> ids[c][i] =
+                    create(WORKSPACE, prefix + "-" + c + "-" + i)));
+            phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> stop(ids[c][i])));
+            phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> start(ids[c][i])));
+            phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> delete(ids[c][i])));
+            return phases;
+        }
+    }
+
+    private String create(String workspace, String name) {
+        return deadline()
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setRequestId(UUID.randomUUID().toString())
+                        .setWorkspace(workspace)
+                        .setName(name)
+                        .setSpec(SandboxSpec.newBuilder().setImage("busybox").addArgs("sleep").addArgs("3600"))
+                        .build())
+                .getSandbox()
+                .getId();
+    }
+
+    private void stop(String id) {
+        requireCreated(id);
+        deadline()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setRequestId(UUID.randomUUID().toString())
+                        .setTarget(SandboxTarget.newBuilder().setId(id))
+                        .build());
+    }
+
+    private void start(String id) {
+        requireCreated(id);
+        deadline()
+                .startSandbox(StartSandboxRequest.newBuilder()
+                        .setRequestId(UUID.randomUUID().toString())
+                        .setTarget(SandboxTarget.newBuilder().setId(id))
+                        .build());
+    }
+
+    private void delete(String id) {
+        requireCreated(id);
+        deadline()
+                .deleteSandbox(DeleteSandboxRequest.newBuilder()
+                        .setRequestId(UUID.randomUUID().toString())
+                        .setTarget(SandboxTarget.newBuilder().setId(id))
+                        .build());
+    }
+
+    private void noop() {
+        ClientCalls.blockingUnaryCall(
+                channel, NoopService.CALL, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS),
+                Empty.getDefaultInstance());
+    }
+
+    private static void requireCreated(String id) {
+        if (id == null) {
+            throw new IllegalStateException("its create failed or did not run before the phase limit");
+        }
+    }
+
+    private SandboxServiceBlockingStub deadline() {
+        return sandboxes.withDeadlineAfter(30, TimeUnit.SECONDS);
+    }
+
+    private long countStored() {
+        long count = 0;
+        String pageToken = "";
+        do {
+            ListSandboxesResponse page = deadline()
+                    .listSandboxes(ListSandboxesRequest.newBuilder()
+                            .setWorkspace(STORED_WORKSPACE)
+                            .setPageSize(1000)
+                            .setPageToken(pageToken)
+                            .build());
+            count += page.getSandboxesCount();
+            pageToken = page.getNextPageToken();
+        } while (!pageToken.isEmpty());
+        return count;
+    }
+
+    private static Report.Row row(int clients, String operation, ClosedLoop.Outcome outcome, ClosedLoop.Outcome noop) {
+        if (outcome.errors() > 0 && outcome.firstError() != null) {
+            progress(clients + " clients, " + operation + ": " + outcome.errors() + " calls failed, the first with "
+                    + outcome.firstError());
+        }
+        Latencies latencies = outcome.latencies();
+        double p50 = latencies.percentileMillis(50);
+        double p99 = latencies.percentileMillis(99);
+        return new Report.Row(
+                clients,
+                operation,
+                latencies.count(),
+                outcome.errors(),
+                outcome.throughputPerSecond(),
+                p50,
+                p99,
+                latencies.maxMillis(),
+                p50 / noop.latencies().percentileMillis(50),
+                p99 / noop.latencies().percentileMillis(99));
+    }
+
+    /** The four phases as one: every latency, and the calls over the phases' summed time. */
+    private static ClosedLoop.Outcome merge(List<ClosedLoop.Outcome> phases) {
+        long elapsed = 0;
+        long errors = 0;
+        int total = 0;
+        for (ClosedLoop.Outcome phase : phases) {
+            elapsed += phase.elapsedNanos();
+            errors += phase.errors();
+            total += phase.latencies().count();
+        }
+        long[] all = new long[total];
+        int at = 0;
+        for (ClosedLoop.Outcome phase : phases) {
+            long[] samples = phase.latencies().samples();
+            System.arraycopy(samples, 0, all, at, samples.length);
+            at += samples.length;
+        }
+        return new ClosedLoop.Outcome(new Latencies(all), new int[0], errors, null, elapsed);
+    }
+
+    private static void requireNoErrors(String what, ClosedLoop.Outcome outcome) {
+        if (outcome.errors() > 0) {
+            throw new IllegalStateException(
+                    what + ": " + outcome.errors() + " calls failed, the first with " + outcome.firstError());
+        }
+    }
+
+    private static long gcMillis() {
+        return ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .mapToLong(GarbageCollectorMXBean::getCollectionTime)
+                .filter(time -> time > 0)
+                .sum();
+    }
+
+    /**
+     * Sends the gateway's log to {@code file} (unless the JVM was told where to log): it logs as in production, one
+     * INFO line per lifecycle transition, without mixing into the report. Takes effect if logging has not started.
+     */
+    private static void logTo(Path file) {
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("sandgate.bench.log", file.toString());
+            System.setProperty("logback.configurationFile", "sandgate-bench-logback.xml");
+        }
+    }
+
+    private static void progress(String message) {
+        System.err.println("[bench] " + message);
+    }
+
+    private static void deleteTree(Path tree) throws IOException {
+        try (Stream<Path> paths = Files.walk(tree)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+}

@@ -1,0 +1,40 @@
+package dev.sandgate.benchmarks;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
+import java.util.ArrayList;
+import java.util.List;
+import org.assertj.core.groups.Tuple;
+import org.junit.jupiter.api.Test;
+
+/** CI runs the tool in its smoke mode so that it cannot rot. Asserts that it measured everything, never how fast. */
+class GatewayBenchmarkSmokeTest {
+    @Test
+    void smokeRunMeasuresEveryOperationAtEveryClientCountWithoutErrors() throws Exception {
+        BenchmarkSettings settings = BenchmarkSettings.parse("--smoke");
+
+        Report report = GatewayBenchmark.run(settings);
+
+        List<Tuple> expected = new ArrayList<>();
+        for (int clients : List.of(1, 16, 64)) {
+            for (String operation : List.of(Report.NOOP, "create", "stop", "start", "delete", Report.LIFECYCLE)) {
+                expected.add(tuple(clients, operation));
+            }
+        }
+        assertThat(report.rows())
+                .extracting(Report.Row::clients, Report.Row::operation)
+                .containsExactlyElementsOf(expected);
+        assertThat(report.rows()).allSatisfy(row -> {
+            assertThat(row.calls()).isPositive();
+            assertThat(row.errors()).isZero();
+            assertThat(row.opsPerSecond()).isPositive().isFinite();
+            assertThat(row.p50Millis()).isPositive().isLessThanOrEqualTo(row.p99Millis());
+            assertThat(row.p99Millis()).isLessThanOrEqualTo(row.maxMillis());
+            assertThat(row.p50VsNoop()).isPositive().isFinite();
+            assertThat(row.p99VsNoop()).isPositive().isFinite();
+        });
+        assertThat(report.environment().storedSandboxes()).isEqualTo(settings.storedSandboxes());
+        assertThat(report.markdown()).contains("| 64 | delete |", "synchronous=NORMAL", "stored sandboxes while measuring: 500");
+    }
+}

@@ -1,0 +1,120 @@
+package dev.sandgate.cli;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.util.JsonFormat;
+import com.google.rpc.BadRequest;
+import com.google.rpc.DebugInfo;
+import com.google.rpc.ErrorInfo;
+import com.google.rpc.Help;
+import com.google.rpc.LocalizedMessage;
+import com.google.rpc.PreconditionFailure;
+import com.google.rpc.QuotaFailure;
+import com.google.rpc.RequestInfo;
+import com.google.rpc.ResourceInfo;
+import com.google.rpc.RetryInfo;
+import io.grpc.Status;
+import io.grpc.StatusRuntimeException;
+import io.grpc.protobuf.StatusProto;
+import java.util.TreeMap;
+
+/** Turns a gRPC error into what a person (or, with {@code --json}, a program) needs: code, reason, field. */
+final class RpcErrors {
+    /** The standard google.rpc error details, so that JSON output can show them. */
+    static final JsonFormat.TypeRegistry DETAIL_TYPES = JsonFormat.TypeRegistry.newBuilder()
+            .add(ErrorInfo.getDescriptor())
+            .add(BadRequest.getDescriptor())
+            .add(PreconditionFailure.getDescriptor())
+            .add(ResourceInfo.getDescriptor())
+            .add(RetryInfo.getDescriptor())
+            .add(RequestInfo.getDescriptor())
+            .add(QuotaFailure.getDescriptor())
+            .add(DebugInfo.getDescriptor())
+            .add(Help.getDescriptor())
+            .add(LocalizedMessage.getDescriptor())
+            .build();
+
+    private RpcErrors() {}
+
+    /** Lines for stderr: the code and description, then the reason, fields and precondition violations. */
+    static String describe(StatusRuntimeException error, String target) {
+        Status status = error.getStatus();
+        StringBuilder text = new StringBuilder("error: ").append(status.getCode());
+        if (status.getDescription() != null) {
+            text.append(": ").append(status.getDescription());
+        }
+        text.append('\n');
+        com.google.rpc.Status details = StatusProto.fromThrowable(error);
+        if (details != null) {
+            for (Any detail : details.getDetailsList()) {
+                appendDetail(text, detail);
+            }
+        }
+        switch (status.getCode()) {
+            case UNAVAILABLE ->
+                text.append("  is a gateway listening on ").append(target).append("? (--target or SANDGATE_TARGET)\n");
+            case DEADLINE_EXCEEDED -> text.append("  the call took longer than --timeout allows\n");
+            default -> {}
+        }
+        return text.toString();
+    }
+
+    /** The error as a google.rpc.Status in JSON, details included. */
+    static String json(StatusRuntimeException error) {
+        com.google.rpc.Status details = StatusProto.fromThrowable(error);
+        if (details == null) {
+            details = com.google.rpc.Status.newBuilder()
+                    .setCode(error.getStatus().getCode().value())
+                    .setMessage(String.valueOf(error.getStatus().getDescription()))
+                    .build();
+        }
+        return Printer.toJson(JsonFormat.printer().usingTypeRegistry(DETAIL_TYPES), details) + "\n";
+    }
+
+    private static void appendDetail(StringBuilder text, Any detail) {
+        try {
+            if (detail.is(ErrorInfo.class)) {
+                ErrorInfo info = detail.unpack(ErrorInfo.class);
+                text.append("  reason: ").append(info.getReason());
+                if (!info.getDomain().isEmpty()) {
+                    text.append(" (").append(info.getDomain()).append(')');
+                }
+                text.append('\n');
+                new TreeMap<>(info.getMetadataMap())
+                        .forEach((key, value) -> text.append("  ")
+                                .append(key)
+                                .append(": ")
+                                .append(value)
+                                .append('\n'));
+            } else if (detail.is(BadRequest.class)) {
+                for (BadRequest.FieldViolation violation :
+                        detail.unpack(BadRequest.class).getFieldViolationsList()) {
+                    text.append("  field: ")
+                            .append(violation.getField())
+                            .append(": ")
+                            .append(violation.getDescription())
+                            .append('\n');
+                }
+            } else if (detail.is(PreconditionFailure.class)) {
+                for (PreconditionFailure.Violation violation :
+                        detail.unpack(PreconditionFailure.class).getViolationsList()) {
+                    text.append("  precondition: ")
+                            .append(violation.getType())
+                            .append(' ')
+                            .append(violation.getSubject())
+                            .append(": ")
+                            .append(violation.getDescription())
+                            .append('\n');
+                }
+            } else if (detail.is(RetryInfo.class)) {
+                text.append("  retry after: ")
+                        .append(detail.unpack(RetryInfo.class).getRetryDelay().getSeconds())
+                        .append("s\n");
+            }
+        } catch (InvalidProtocolBufferException e) {
+            text.append("  (an unreadable error detail of type ")
+                    .append(detail.getTypeUrl())
+                    .append(")\n");
+        }
+    }
+}

@@ -1,0 +1,24 @@
+package dev.sandgate.cli;
+
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/** A command that talks to the gateway: it runs with a {@link Session} that is closed afterwards. */
+abstract class SandgateCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public final Integer call() throws Exception {
+        SandgateCli cli = (SandgateCli) spec.root().userObject();
+        return cli.withSession(this::run);
+    }
+
+    abstract void run(Session session) throws Exception;
+
+    ParameterException usage(String message) {
+        return new ParameterException(spec.commandLine(), message);
+    }
+}

@@ -1,0 +1,683 @@
+package dev.sandgate.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.google.protobuf.Any;
+import com.google.protobuf.util.JsonFormat;
+import com.google.rpc.BadRequest;
+import com.google.rpc.Code;
+import com.google.rpc.ErrorInfo;
+import com.google.rpc.PreconditionFailure;
+import dev.sandgate.api.v1.CreateSandboxRequest;
+import dev.sandgate.api.v1.CreateSandboxResponse;
+import dev.sandgate.api.v1.DeleteSandboxRequest;
+import dev.sandgate.api.v1.GetSandboxRequest;
+import dev.sandgate.api.v1.ListSandboxesRequest;
+import dev.sandgate.api.v1.Observation;
+import dev.sandgate.api.v1.Phase;
+import dev.sandgate.api.v1.PolicyMode;
+import dev.sandgate.api.v1.Sandbox;
+import dev.sandgate.api.v1.StartSandboxRequest;
+import dev.sandgate.api.v1.StopSandboxRequest;
+import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
+import dev.sandgate.api.v1.WatchEventType;
+import dev.sandgate.api.v1.WatchSandboxesRequest;
+import dev.sandgate.api.v1.WatchSandboxesResponse;
+import io.grpc.Server;
+import io.grpc.Status;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import io.grpc.protobuf.StatusProto;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SandgateCliTest {
+    private final FakeSandboxService gateway = new FakeSandboxService();
+    private final List<String> targetsDialled = new CopyOnWriteArrayList<>();
+    private String serverName;
+    private Server server;
+
+    @BeforeEach
+    void startFakeGateway() throws IOException {
+        serverName = InProcessServerBuilder.generateName();
+        server = InProcessServerBuilder.forName(serverName)
+                .directExecutor()
+                .addService(gateway)
+                .build()
+                .start();
+    }
+
+    @AfterEach
+    void stopFakeGateway() throws InterruptedException {
+        server.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+    }
+
+    /** Runs the CLI against the fake gateway (unless the arguments name another --target). */
+    private Result sandgate(String... args) {
+        List<String> all = new ArrayList<>(List.of("--target", serverName));
+        all.addAll(List.of(args));
+        return sandgateWithoutTarget(all.toArray(String[]::new));
+    }
+
+    private Result sandgateWithoutTarget(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int status = SandgateCli.run(
+                args,
+                target -> {
+                    targetsDialled.add(target);
+                    return InProcessChannelBuilder.forName(target)
+                            .directExecutor()
+                            .build();
+                },
+                new PrintWriter(out, true),
+                new PrintWriter(err, true));
+        return new Result(status, out.toString(), err.toString());
+    }
+
+    record Result(int status, String out, String err) {}
+
+    @Nested
+    class Create {
+        @Test
+        void sendsTheSpecLabelsAndPolicy() {
+            Result result = sandgate(
+                    "create",
+                    "-w",
+                    "demo",
+                    "-n",
+                    "hello",
+                    "--image",
+                    "busybox",
+                    "--command",
+                    "/bin/sh",
+                    "--env",
+                    "TOKEN=secret",
+                    "--label",
+                    "team=a",
+                    "--memory",
+                    "64Mi",
+                    "--milli-cpus",
+                    "500",
+                    "--policy",
+                    "{\"version\":1}",
+                    "--policy-mode",
+                    "frozen",
+                    "--",
+                    "-c",
+                    "sleep 3600");
+
+            assertThat(result.status()).isZero();
+            CreateSandboxRequest request = gateway.lastReceived(CreateSandboxRequest.class);
+            assertThat(request.getWorkspace()).isEqualTo("demo");
+            assertThat(request.getName()).isEqualTo("hello");
+            assertThat(request.getSpec().getImage()).isEqualTo("busybox");
+            assertThat(request.getSpec().getCommandList()).containsExactly("/bin/sh");
+            assertThat(request.getSpec().getArgsList()).containsExactly("-c", "sleep 3600");
+            assertThat(request.getSpec().getEnvironmentMap()).containsExactly(Map.entry("TOKEN", "secret"));
+            assertThat(request.getSpec().getResources().getMemoryBytes()).isEqualTo(64L * 1024 * 1024);
+            assertThat(request.getSpec().getResources().getMilliCpus()).isEqualTo(500);
+            assertThat(request.getLabelsMap()).containsExactly(Map.entry("team", "a"));
+            assertThat(request.getPolicy().getDocument()).isEqualTo("{\"version\":1}");
+            assertThat(request.getPolicy().getMode()).isEqualTo(PolicyMode.FROZEN);
+        }
+
+        @Test
+        void readsThePolicyDocumentFromAFile(@TempDir Path directory) throws IOException {
+            Path file = Files.writeString(directory.resolve("policy.json"), "{\"version\":1,\"network\":\"none\"}");
+
+            sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "--policy-file", file.toString());
+
+            assertThat(gateway.lastReceived(CreateSandboxRequest.class)
+                            .getPolicy()
+                            .getDocument())
+                    .isEqualTo("{\"version\":1,\"network\":\"none\"}");
+        }
+
+        @Test
+        void leavesThePolicyUnsetWhenNoneIsGiven() {
+            sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox");
+
+            assertThat(gateway.lastReceived(CreateSandboxRequest.class).hasPolicy())
+                    .isFalse();
+        }
+
+        @Test
+        void sendsAFreshRequestIdAndPrintsIt() {
+            Result result = sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox");
+
+            String requestId = gateway.lastReceived(CreateSandboxRequest.class).getRequestId();
+            assertThat(UUID.fromString(requestId).toString()).isEqualTo(requestId);
+            assertThat(result.out()).contains("request:", requestId);
+        }
+
+        @Test
+        void sendsTheGivenRequestId() {
+            String requestId = UUID.randomUUID().toString();
+
+            sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "--request-id", requestId);
+
+            assertThat(gateway.lastReceived(CreateSandboxRequest.class).getRequestId())
+                    .isEqualTo(requestId);
+        }
+
+        @Test
+        void printsTheCreatedSandboxWithoutEnvironmentValues() {
+            Result result = sandgate(
+                    "create", "-w", "demo", "-n", "hello", "--image", "busybox", "--env", "TOKEN=s3cr3t-value");
+
+            assertThat(result.out())
+                    .contains("workspace:", "demo", "name:", "hello", "phase:", "PROVISIONING", "TOKEN")
+                    .doesNotContain("s3cr3t-value");
+        }
+
+        @Test
+        void printsTheResponseAsProtobufJsonWithJson() throws IOException {
+            Result result = sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "--json");
+
+            CreateSandboxResponse.Builder parsed = CreateSandboxResponse.newBuilder();
+            JsonFormat.parser().merge(result.out(), parsed);
+            assertThat(parsed.getSandbox().getName()).isEqualTo("hello");
+            assertThat(parsed.getSandbox().getCurrentExecution().getGeneration())
+                    .isEqualTo(1);
+        }
+
+        @Test
+        void requiresAnImage() {
+            Result result = sandgate("create", "-w", "demo", "-n", "hello");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).contains("--image");
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void rejectsAMalformedMemorySize() {
+            Result result = sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "--memory", "lots");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).contains("'lots' is not a size");
+            assertThat(gateway.received()).isEmpty();
+        }
+    }
+
+    @Nested
+    class Get {
+        @Test
+        void findsTheSandboxByWorkspaceAndName() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+
+            Result result = sandgate("get", "-w", "demo", "-n", "hello");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out())
+                    .contains(sandbox.getId(), sandbox.getCurrentExecution().getExecutionToken());
+            assertThat(gateway.lastReceived(GetSandboxRequest.class).getTarget().getId())
+                    .isEmpty();
+        }
+
+        @Test
+        void sendsTheIdAndTheNameWhenBothAreGiven() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+
+            sandgate("get", "--id", sandbox.getId(), "-w", "demo", "-n", "hello");
+
+            GetSandboxRequest request = gateway.lastReceived(GetSandboxRequest.class);
+            assertThat(request.getTarget().getId()).isEqualTo(sandbox.getId());
+            assertThat(request.getTarget().getWorkspace()).isEqualTo("demo");
+            assertThat(request.getTarget().getName()).isEqualTo("hello");
+        }
+
+        @Test
+        void isAUsageErrorWithoutAnIdOrAName() {
+            Result result = sandgate("get", "-w", "demo");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).contains("name the sandbox with --id, or with --workspace and --name");
+            assertThat(gateway.received()).isEmpty();
+        }
+    }
+
+    @Nested
+    class ListSandboxes {
+        @Test
+        void printsATableRowPerSandbox() {
+            Sandbox first = gateway.add("demo", "one");
+            Sandbox second = gateway.add("demo", "two");
+
+            Result result = sandgate("list");
+
+            assertThat(result.out().lines().toList())
+                    .hasSize(3)
+                    .first()
+                    .asString()
+                    .contains("WORKSPACE", "NAME", "ID", "PHASE", "GEN");
+            assertThat(result.out()).contains(first.getId(), second.getId());
+        }
+
+        @Test
+        void sendsTheFilters() {
+            sandgate("list", "-w", "demo", "--label", "team=a", "--phase", "ready", "--phase", "STOPPED");
+
+            ListSandboxesRequest request = gateway.lastReceived(ListSandboxesRequest.class);
+            assertThat(request.getWorkspace()).isEqualTo("demo");
+            assertThat(request.getLabelSelectorMap()).containsExactly(Map.entry("team", "a"));
+            assertThat(request.getPhasesList()).containsExactly(Phase.READY, Phase.STOPPED);
+        }
+
+        @Test
+        void showsOnePageAndHowToGetTheNext() {
+            gateway.add("demo", "one");
+            gateway.add("demo", "two");
+            gateway.add("demo", "three");
+
+            Result result = sandgate("list", "--page-size", "2");
+
+            assertThat(result.out())
+                    .contains("one", "two", "more: --page-token 2")
+                    .doesNotContain("three");
+        }
+
+        @Test
+        void followsEveryPageWithAll() {
+            gateway.add("demo", "one");
+            gateway.add("demo", "two");
+            gateway.add("demo", "three");
+
+            Result result = sandgate("list", "--page-size", "2", "--all");
+
+            assertThat(result.out()).contains("one", "two", "three").doesNotContain("more:");
+            assertThat(gateway.received()).hasSize(2);
+        }
+    }
+
+    @Nested
+    class Stop {
+        @Test
+        void isUnconditionalWithoutExpectations() {
+            gateway.add("demo", "hello");
+
+            Result result = sandgate("stop", "-w", "demo", "-n", "hello");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).contains("STOPPED_NOW");
+            assertThat(gateway.lastReceived(StopSandboxRequest.class).hasPrecondition())
+                    .isFalse();
+        }
+
+        @Test
+        void sendsTheExpectedTokenAndId() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+            String token = sandbox.getCurrentExecution().getExecutionToken();
+
+            sandgate("stop", "-w", "demo", "-n", "hello", "--expect-token", token, "--expect-id", sandbox.getId());
+
+            StopSandboxRequest request = gateway.lastReceived(StopSandboxRequest.class);
+            assertThat(request.getPrecondition().getExpectedExecutionToken()).isEqualTo(token);
+            assertThat(request.getPrecondition().getExpectedSandboxId()).isEqualTo(sandbox.getId());
+        }
+
+        @Test
+        void sendsAPreconditionWithOnlyTheExpectedToken() {
+            gateway.add("demo", "hello");
+
+            sandgate("stop", "-w", "demo", "-n", "hello", "--expect-token", "t");
+
+            StopSandboxRequest request = gateway.lastReceived(StopSandboxRequest.class);
+            assertThat(request.hasPrecondition()).isTrue();
+            assertThat(request.getPrecondition().getExpectedSandboxId()).isEmpty();
+        }
+
+        @Test
+        void showsAStaleExecutionWithItsCodeReasonAndField() {
+            gateway.add("demo", "hello");
+            gateway.failNextCall(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+                    .setCode(Code.FAILED_PRECONDITION_VALUE)
+                    .setMessage("the token names generation 1; the sandbox is at generation 2")
+                    .addDetails(Any.pack(ErrorInfo.newBuilder()
+                            .setReason("STALE_EXECUTION")
+                            .setDomain("sandgate.dev")
+                            .build()))
+                    .addDetails(Any.pack(BadRequest.newBuilder()
+                            .addFieldViolations(BadRequest.FieldViolation.newBuilder()
+                                    .setField("precondition.expected_execution_token")
+                                    .setDescription("names an older execution"))
+                            .build()))
+                    .build()));
+
+            Result result = sandgate("stop", "-w", "demo", "-n", "hello", "--expect-token", "old");
+
+            assertThat(result.status()).isEqualTo(1);
+            assertThat(result.out()).isEmpty();
+            assertThat(result.err())
+                    .contains("error: FAILED_PRECONDITION: the token names generation 1")
+                    .contains("reason: STALE_EXECUTION (sandgate.dev)")
+                    .contains("field: precondition.expected_execution_token: names an older execution");
+        }
+    }
+
+    @Nested
+    class Start {
+        @Test
+        void printsTheNewGeneration() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+            sandgate("stop", "--id", sandbox.getId());
+
+            Result result = sandgate("start", "--id", sandbox.getId());
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).contains("LAUNCHED").containsPattern("generation:\\s+2");
+        }
+
+        @Test
+        void sendsWaitUntilReady() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+
+            sandgate("start", "--id", sandbox.getId(), "--wait");
+
+            assertThat(gateway.lastReceived(StartSandboxRequest.class).getWaitUntilReady())
+                    .isTrue();
+        }
+    }
+
+    @Nested
+    class Delete {
+        @Test
+        void deletesAndPrintsTheId() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+
+            Result result = sandgate("delete", "-w", "demo", "-n", "hello");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).contains("DELETED_NOW", sandbox.getId());
+        }
+
+        @Test
+        void succeedsWithNothingDeletedWhenMissingIsOk() {
+            Result result = sandgate("delete", "-w", "demo", "-n", "absent", "--missing-ok");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).contains("NOTHING_DELETED");
+            assertThat(gateway.lastReceived(DeleteSandboxRequest.class).getAllowMissing())
+                    .isTrue();
+        }
+
+        @Test
+        void failsWithNotFoundWhenTheSandboxIsMissing() {
+            Result result = sandgate("delete", "-w", "demo", "-n", "absent");
+
+            assertThat(result.status()).isEqualTo(1);
+            assertThat(result.err()).startsWith("error: NOT_FOUND");
+        }
+
+        @Test
+        void sendsTheExpectedToken() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+
+            sandgate(
+                    "delete",
+                    "--id",
+                    sandbox.getId(),
+                    "--expect-token",
+                    sandbox.getCurrentExecution().getExecutionToken());
+
+            assertThat(gateway.lastReceived(DeleteSandboxRequest.class)
+                            .getPrecondition()
+                            .getExpectedExecutionToken())
+                    .isEqualTo(sandbox.getCurrentExecution().getExecutionToken());
+        }
+    }
+
+    @Nested
+    class Watch {
+        @Test
+        void printsTheSnapshotTheSyncedMarkerAndChanges() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+            gateway.addChangeAfterSync(WatchSandboxesResponse.newBuilder()
+                    .setType(WatchEventType.MODIFIED)
+                    .setSandbox(sandbox.toBuilder().setPhase(Phase.STOPPED))
+                    .setObservation(Observation.newBuilder().setGeneration(1).setRuntimeState("STOPPED"))
+                    .build());
+
+            Result result = sandgate("watch", "-w", "demo");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out().lines().toList())
+                    .satisfiesExactly(
+                            snapshot -> assertThat(snapshot).contains("SNAPSHOT", "demo/hello", "READY"),
+                            synced -> assertThat(synced).contains("SYNCED"),
+                            change -> assertThat(change).contains("MODIFIED", "STOPPED", "generation=1"));
+            assertThat(gateway.lastReceived(WatchSandboxesRequest.class).getWorkspace())
+                    .isEqualTo("demo");
+        }
+
+        @Test
+        void stopsAtTheSyncedMarkerWithUntilSynced() {
+            gateway.add("demo", "hello");
+            gateway.addChangeAfterSync(WatchSandboxesResponse.newBuilder()
+                    .setType(WatchEventType.REMOVED)
+                    .build());
+
+            Result result = sandgate("watch", "--until-synced");
+
+            assertThat(result.out()).contains("SYNCED").doesNotContain("REMOVED");
+        }
+
+        @Test
+        void printsOneJsonDocumentPerEventWithJson() throws IOException {
+            Sandbox sandbox = gateway.add("demo", "hello");
+
+            Result result = sandgate("watch", "--json");
+
+            List<String> lines = result.out().lines().toList();
+            assertThat(lines).hasSize(2);
+            WatchSandboxesResponse.Builder first = WatchSandboxesResponse.newBuilder();
+            JsonFormat.parser().merge(lines.get(0), first);
+            assertThat(first.getObservation().getExecutionToken())
+                    .isEqualTo(sandbox.getCurrentExecution().getExecutionToken());
+        }
+    }
+
+    @Nested
+    class Policy {
+        @Test
+        void getShowsTheRevisionsAndTheDocument() {
+            gateway.add("demo", "hello");
+
+            Result result = sandgate("policy", "get", "-w", "demo", "-n", "hello");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).contains("mode:", "LIVE", "admitted:", "current launch:", "{\"version\":1}");
+        }
+
+        @Test
+        void updateSendsTheDocumentFromAFileAndTheExpectedRevision(@TempDir Path directory) throws IOException {
+            gateway.add("demo", "hello");
+            Path file = Files.writeString(directory.resolve("policy.json"), "{\"version\":1,\"network\":\"none\"}");
+
+            Result result = sandgate(
+                    "policy",
+                    "update",
+                    "-w",
+                    "demo",
+                    "-n",
+                    "hello",
+                    "--file",
+                    file.toString(),
+                    "--expect-revision",
+                    "1");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).contains("admitted").containsPattern("revision:\\s+2");
+            UpdateSandboxPolicyRequest request = gateway.lastReceived(UpdateSandboxPolicyRequest.class);
+            assertThat(request.getDocument()).isEqualTo("{\"version\":1,\"network\":\"none\"}");
+            assertThat(request.getExpectedRevision()).isEqualTo(1);
+        }
+
+        @Test
+        void updateRequiresADocument() {
+            Result result = sandgate("policy", "update", "-w", "demo", "-n", "hello");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).contains("--document", "--file");
+        }
+
+        @Test
+        void updateReportsAnUnreadableFile(@TempDir Path directory) {
+            Result result = sandgate(
+                    "policy",
+                    "update",
+                    "-w",
+                    "demo",
+                    "-n",
+                    "hello",
+                    "--file",
+                    directory.resolve("absent.json").toString());
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).contains("cannot read", "absent.json");
+            assertThat(gateway.received()).isEmpty();
+        }
+    }
+
+    @Nested
+    class Operation {
+        @Test
+        void getShowsTheRecordedResultOfAnEarlierRequest() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+            String requestId = UUID.randomUUID().toString();
+            sandgate("stop", "--id", sandbox.getId(), "--request-id", requestId);
+
+            Result result = sandgate("operation", "get", requestId);
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).contains("StopSandbox", sandbox.getId(), "STOPPED_NOW, generation 1");
+        }
+    }
+
+    @Nested
+    class Errors {
+        @Test
+        void showThePreconditionViolationsOfAnIdMismatch() {
+            gateway.add("demo", "hello");
+            gateway.failNextCall(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+                    .setCode(Code.FAILED_PRECONDITION_VALUE)
+                    .setMessage("demo/hello is another sandbox")
+                    .addDetails(Any.pack(ErrorInfo.newBuilder()
+                            .setReason("SANDBOX_ID_MISMATCH")
+                            .setDomain("sandgate.dev")
+                            .putMetadata("expected_sandbox_id", "a")
+                            .build()))
+                    .addDetails(Any.pack(PreconditionFailure.newBuilder()
+                            .addViolations(PreconditionFailure.Violation.newBuilder()
+                                    .setType("SANDBOX_ID_MISMATCH")
+                                    .setSubject("sandboxes/demo/hello")
+                                    .setDescription("expected id a, found b"))
+                            .build()))
+                    .build()));
+
+            Result result = sandgate("stop", "-w", "demo", "-n", "hello", "--expect-id", "a");
+
+            assertThat(result.err())
+                    .contains("reason: SANDBOX_ID_MISMATCH")
+                    .contains("expected_sandbox_id: a")
+                    .contains("precondition: SANDBOX_ID_MISMATCH sandboxes/demo/hello: expected id a, found b");
+        }
+
+        @Test
+        void areAGoogleRpcStatusInJsonWithJson() throws IOException {
+            gateway.failNextCall(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+                    .setCode(Code.INVALID_ARGUMENT_VALUE)
+                    .setMessage("name is not a DNS label")
+                    .addDetails(Any.pack(
+                            ErrorInfo.newBuilder().setReason("INVALID_ARGUMENT").build()))
+                    .build()));
+
+            Result result = sandgate("--json", "get", "-w", "demo", "-n", "Not_A_Label");
+
+            com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder();
+            JsonFormat.parser().usingTypeRegistry(RpcErrors.DETAIL_TYPES).merge(result.err(), status);
+            assertThat(status.getCode()).isEqualTo(Code.INVALID_ARGUMENT_VALUE);
+            assertThat(status.getDetails(0).unpack(ErrorInfo.class).getReason()).isEqualTo("INVALID_ARGUMENT");
+        }
+
+        @Test
+        void withoutDetailsStillShowTheCodeAndDescription() {
+            gateway.failNextCall(Status.RESOURCE_EXHAUSTED.withDescription("too many watches"));
+
+            Result result = sandgate("watch");
+
+            assertThat(result.status()).isEqualTo(1);
+            assertThat(result.err()).isEqualTo("error: RESOURCE_EXHAUSTED: too many watches\n");
+        }
+
+        @Test
+        void ofAnUnreachableGatewayNameTheTarget() {
+            Result result = sandgateWithoutTarget("--target", "nobody-listens-here", "list");
+
+            assertThat(result.status()).isEqualTo(1);
+            assertThat(result.err()).startsWith("error: UNAVAILABLE").contains("nobody-listens-here");
+        }
+    }
+
+    @Nested
+    class GlobalOptions {
+        @Test
+        void targetDefaultsToTheGatewaysDefaultListenAddress() {
+            sandgateWithoutTarget("list");
+
+            assertThat(targetsDialled)
+                    .containsExactly(System.getenv().getOrDefault("SANDGATE_TARGET", SandgateCli.DEFAULT_TARGET));
+        }
+
+        @Test
+        void targetIsAcceptedAfterTheCommand() {
+            gateway.add("demo", "hello");
+
+            Result result = sandgateWithoutTarget("list", "--target", serverName);
+
+            assertThat(result.status()).isZero();
+            assertThat(targetsDialled).containsExactly(serverName);
+        }
+
+        @Test
+        void aMalformedTimeoutIsAUsageError() {
+            Result result = sandgate("--timeout", "soon", "list");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).contains("'soon' is not a duration");
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void aCommandIsRequired() {
+            Result result = sandgate();
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).contains("a command is required");
+        }
+
+        @Test
+        void helpListsEveryCommand() {
+            Result result = sandgate("--help");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out())
+                    .contains("create", "get", "list", "stop", "start", "delete", "watch", "policy", "operation");
+        }
+    }
+}

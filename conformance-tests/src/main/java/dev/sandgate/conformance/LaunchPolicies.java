@@ -1,0 +1,109 @@
+package dev.sandgate.conformance;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.spi.DynamicPolicy;
+import dev.sandgate.spi.LaunchPolicy;
+import dev.sandgate.spi.NetworkMode;
+import dev.sandgate.spi.PolicyField;
+import dev.sandgate.spi.StaticPolicy;
+import java.nio.charset.StandardCharsets;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Real {@link LaunchPolicy} values for tests: the canonical document is a small JSON object with sorted keys and no
+ * white space, generated deterministically from the typed records, and the digest is computed over it. (The gateway
+ * produces the production document; a driver never parses it, so any deterministic document serves a test.)
+ */
+public final class LaunchPolicies {
+    private LaunchPolicies() {}
+
+    /** A policy of {@code revision} with these fields and a canonical document generated from them. */
+    public static LaunchPolicy of(long revision, StaticPolicy staticPolicy, DynamicPolicy dynamicPolicy) {
+        byte[] document = canonicalDocument(revision, staticPolicy, dynamicPolicy);
+        return new LaunchPolicy(revision, LaunchPolicy.digestOf(document), document, staticPolicy, dynamicPolicy);
+    }
+
+    /** Network {@link NetworkMode#DEFAULT} and nothing else: a policy that uses no {@link PolicyField}. */
+    public static StaticPolicy unrestricted() {
+        return new StaticPolicy(false, NetworkMode.DEFAULT, Set.of(), false, 0, 0, 0);
+    }
+
+    /** A policy whose {@link LaunchPolicy#usedFields()} is exactly {@code field}. */
+    public static LaunchPolicy usingOnly(PolicyField field, long revision) {
+        return usingAll(Set.of(field), revision);
+    }
+
+    /**
+     * A policy that uses every field of {@code fields}, with modest limits a sleeping process survives. {@link
+     * PolicyField#NETWORK_NONE} and {@link PolicyField#NETWORK_ALLOW_LIST} exclude each other; asked for both, this
+     * uses {@code NETWORK_NONE}.
+     */
+    public static LaunchPolicy usingAll(Collection<PolicyField> fields, long revision) {
+        boolean networkNone = fields.contains(PolicyField.NETWORK_NONE);
+        var staticPolicy = new StaticPolicy(
+                fields.contains(PolicyField.READ_ONLY_ROOT_FILESYSTEM),
+                networkNone ? NetworkMode.NONE : NetworkMode.DEFAULT,
+                fields.contains(PolicyField.DROP_CAPABILITIES) ? Set.of("NET_RAW", "SYS_ADMIN") : Set.of(),
+                fields.contains(PolicyField.NO_NEW_PRIVILEGES),
+                fields.contains(PolicyField.MEMORY_LIMIT) ? 256L * 1024 * 1024 : 0,
+                fields.contains(PolicyField.CPU_LIMIT) ? 500 : 0,
+                fields.contains(PolicyField.PIDS_LIMIT) ? 256 : 0);
+        var dynamicPolicy = !networkNone && fields.contains(PolicyField.NETWORK_ALLOW_LIST)
+                ? new DynamicPolicy(List.of("example.org:443", "10.20.0.0/16"))
+                : DynamicPolicy.EMPTY;
+        return of(revision, staticPolicy, dynamicPolicy);
+    }
+
+    /** The document {@link #of} uses: JSON with sorted keys, no white space, UTF-8. */
+    public static byte[] canonicalDocument(long revision, StaticPolicy staticPolicy, DynamicPolicy dynamicPolicy) {
+        requireNonNull(staticPolicy, "staticPolicy is null");
+        requireNonNull(dynamicPolicy, "dynamicPolicy is null");
+        var json = new StringBuilder(256);
+        json.append("{\"dynamic\":{\"networkAllowList\":");
+        appendStrings(json, dynamicPolicy.networkAllowList());
+        json.append("},\"revision\":").append(revision);
+        json.append(",\"static\":{\"cpuLimitMillis\":").append(staticPolicy.cpuLimitMillis());
+        json.append(",\"dropCapabilities\":");
+        appendStrings(json, new TreeSet<>(staticPolicy.dropCapabilities()));
+        json.append(",\"memoryLimitBytes\":").append(staticPolicy.memoryLimitBytes());
+        json.append(",\"networkMode\":\"")
+                .append(staticPolicy.networkMode().name())
+                .append('"');
+        json.append(",\"noNewPrivileges\":").append(staticPolicy.noNewPrivileges());
+        json.append(",\"pidsLimit\":").append(staticPolicy.pidsLimit());
+        json.append(",\"readOnlyRootFilesystem\":").append(staticPolicy.readOnlyRootFilesystem());
+        json.append("}}");
+        return json.toString().getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static void appendStrings(StringBuilder json, Collection<String> values) {
+        json.append('[');
+        boolean first = true;
+        for (String value : values) {
+            if (!first) {
+                json.append(',');
+            }
+            first = false;
+            json.append('"');
+            for (char c : value.toCharArray()) {
+                switch (c) {
+                    case '"' -> json.append("\\\"");
+                    case '\\' -> json.append("\\\\");
+                    default -> {
+                        if (c < 0x20) {
+                            json.append(String.format("\\u%04x", (int) c));
+                        } else {
+                            json.append(c);
+                        }
+                    }
+                }
+            }
+            json.append('"');
+        }
+        json.append(']');
+    }
+}

@@ -1,0 +1,79 @@
+package dev.sandgate.conformance.selftest.broken;
+
+import dev.sandgate.conformance.BackendProbe;
+import dev.sandgate.conformance.ComputeDriverConformanceTest;
+import dev.sandgate.conformance.reference.ReferenceBackendProbe;
+import dev.sandgate.driver.reference.ReferenceDriverProvider;
+import dev.sandgate.spi.Availability;
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.ComputeDriverProvider;
+import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.SandboxSpec;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The kit against the reference driver with one bug planted by a decorator. Run only through EngineTestKit by
+ * {@code BrokenDriversAreCaughtTest}: these classes are excluded from Surefire, and their names do not match its
+ * patterns.
+ */
+abstract class BrokenReferenceKit extends ComputeDriverConformanceTest {
+    @TempDir
+    static Path directory;
+
+    /** Wraps the reference driver into the broken one. */
+    abstract ComputeDriver breakDriver(ComputeDriver reference, Path backendDirectory, DriverContext context);
+
+    /** The context the reference driver gets; the kit's own by default. */
+    DriverContext contextFor(DriverContext kitContext) {
+        return kitContext;
+    }
+
+    @Override
+    protected ComputeDriverProvider provider() {
+        var reference = new ReferenceDriverProvider();
+        return new ComputeDriverProvider() {
+            @Override
+            public String name() {
+                return reference.name();
+            }
+
+            @Override
+            public int priority() {
+                return reference.priority();
+            }
+
+            @Override
+            public Availability availability(DriverConfig config) {
+                return reference.availability(config);
+            }
+
+            @Override
+            public ComputeDriver create(DriverConfig config, DriverContext context) {
+                return breakDriver(reference.create(config, contextFor(context)), directory, context);
+            }
+        };
+    }
+
+    @Override
+    protected DriverConfig config() {
+        return DriverConfig.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString());
+    }
+
+    @Override
+    protected BackendProbe probe() {
+        return new ReferenceBackendProbe(directory);
+    }
+
+    @Override
+    protected SandboxSpec runningSpec() {
+        return SandboxSpec.ofImage("reference/sleeper");
+    }
+
+    @Override
+    protected Duration readinessTimeout() {
+        return Duration.ofSeconds(2);
+    }
+}

@@ -1,0 +1,184 @@
+package dev.sandgate.distribution;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Starts bin/sandgate-gateway from the assembled folder with the reference driver on a free loopback port, waits for
+ * gRPC health to say SERVING, and drives sandboxes through it with bin/sandgate.
+ */
+class AssembledGatewayTest {
+    private static final Duration START_LIMIT = Duration.ofSeconds(90);
+    private static final Pattern TOKEN = Pattern.compile("(?m)^token:\\s+(\\S+)$");
+
+    @TempDir
+    static Path scratch;
+
+    private static Process gateway;
+    private static String target;
+
+    @BeforeAll
+    static void startGateway() throws Exception {
+        Path ready = scratch.resolve("ready");
+        gateway = Distribution.launcher(
+                        "sandgate-gateway",
+                        List.of(
+                                "--listen", "127.0.0.1:0",
+                                "--ready-file", ready.toString(),
+                                "--data-dir", scratch.resolve("data").toString(),
+                                "--driver", "reference",
+                                "--driver-property", "reference.directory=" + scratch.resolve("sandboxes")))
+                .redirectErrorStream(true)
+                .redirectOutput(scratch.resolve("gateway.log").toFile())
+                .start();
+        target = awaitReadyFile(ready);
+        awaitServing(target);
+    }
+
+    @AfterAll
+    static void stopGateway() throws InterruptedException {
+        if (gateway != null) {
+            gateway.destroy();
+            if (!gateway.waitFor(30, TimeUnit.SECONDS)) {
+                gateway.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    @Test
+    void theCliDrivesASandboxThroughCreateGetStopStartAndDelete() {
+        assertThat(cli("create", "-w", "demo", "-n", "lifecycle", "--image", "busybox", "--", "sleep", "3600"))
+                .contains("result:", "created", "name:", "lifecycle", "generation:", "1 (started");
+        assertThat(cli("get", "-w", "demo", "-n", "lifecycle")).containsPattern("(?m)^workspace:\\s+demo$");
+        assertThat(cli("stop", "-w", "demo", "-n", "lifecycle")).contains("STOPPED_NOW");
+        assertThat(cli("start", "-w", "demo", "-n", "lifecycle"))
+                .contains("LAUNCHED")
+                .containsPattern("(?m)^generation:\\s+2 ");
+        assertThat(cli("delete", "-w", "demo", "-n", "lifecycle")).contains("DELETED_NOW");
+        assertThat(cli("delete", "-w", "demo", "-n", "lifecycle", "--missing-ok")).contains("NOTHING_DELETED");
+    }
+
+    @Test
+    void aStopBoundToAnOlderExecutionFailsWithItsCodeAndReason() {
+        cli("create", "-w", "demo", "-n", "stale", "--image", "busybox");
+        String firstToken = token(cli("get", "-w", "demo", "-n", "stale"));
+        cli("stop", "-w", "demo", "-n", "stale", "--expect-token", firstToken);
+        cli("start", "-w", "demo", "-n", "stale");
+
+        Distribution.Result stale = Distribution.run(
+                scratch, "sandgate", "--target", target, "stop", "-w", "demo", "-n", "stale", "--expect-token",
+                firstToken);
+
+        assertThat(stale.status()).isEqualTo(1);
+        assertThat(stale.err()).contains("error: FAILED_PRECONDITION", "reason: STALE_EXECUTION");
+        assertThat(cli("get", "-w", "demo", "-n", "stale")).doesNotContainPattern("(?m)^phase:\\s+STOPP");
+    }
+
+    @Test
+    void listAndWatchShowACreatedSandbox() {
+        cli("create", "-w", "listed", "-n", "shown", "--image", "busybox");
+
+        assertThat(cli("list", "-w", "listed")).contains("listed", "shown");
+        assertThat(cli("watch", "-w", "listed", "--until-synced"))
+                .contains("SNAPSHOT", "listed/shown")
+                .contains("SYNCED");
+    }
+
+    @Test
+    void gatewayHelpListsItsOptions() {
+        Distribution.Result help = Distribution.run(scratch, "sandgate-gateway", "--help");
+
+        assertThat(help.status()).isZero();
+        assertThat(help.out()).contains("--listen", "--data-dir", "--driver", "--token-key-file");
+    }
+
+    /** Runs bin/sandgate against the gateway; the command must succeed. Returns what it printed. */
+    private static String cli(String... args) {
+        String[] all = new String[args.length + 2];
+        all[0] = "--target";
+        all[1] = target;
+        System.arraycopy(args, 0, all, 2, args.length);
+        Distribution.Result result = Distribution.run(scratch, "sandgate", all);
+        assertThat(result.status())
+                .as("sandgate %s\nstdout:\n%s\nstderr:\n%s", String.join(" ", args), result.out(), result.err())
+                .isZero();
+        return result.out();
+    }
+
+    private static String token(String getOutput) {
+        Matcher matcher = TOKEN.matcher(getOutput);
+        assertThat(matcher.find()).as("a token line in:\n%s", getOutput).isTrue();
+        return matcher.group(1);
+    }
+
+    /** Waits for the gateway to write HOST:PORT to its ready file; fails early if the process ends. */
+    private static String awaitReadyFile(Path ready) throws IOException, InterruptedException {
+        Instant deadline = Instant.now().plus(START_LIMIT);
+        while (Instant.now().isBefore(deadline)) {
+            if (Files.exists(ready)) {
+                return Files.readString(ready, StandardCharsets.UTF_8).trim();
+            }
+            if (gateway.waitFor(100, TimeUnit.MILLISECONDS)) {
+                throw new AssertionError("the gateway exited with status " + gateway.exitValue() + ":\n" + log());
+            }
+        }
+        throw new AssertionError("the gateway wrote no ready file within " + START_LIMIT.toSeconds() + " s:\n" + log());
+    }
+
+    /** Polls grpc.health.v1 until the gateway reports SERVING. */
+    private static void awaitServing(String address) throws InterruptedException {
+        int colon = address.lastIndexOf(':');
+        ManagedChannel channel = NettyChannelBuilder.forAddress(
+                        address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)))
+                .usePlaintext()
+                .build();
+        try {
+            HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
+            Instant deadline = Instant.now().plus(START_LIMIT);
+            ServingStatus status = ServingStatus.UNKNOWN;
+            while (status != ServingStatus.SERVING && Instant.now().isBefore(deadline)) {
+                try {
+                    status = health.withDeadlineAfter(5, TimeUnit.SECONDS)
+                            .check(HealthCheckRequest.getDefaultInstance())
+                            .getStatus();
+                } catch (StatusRuntimeException e) {
+                    status = ServingStatus.UNKNOWN;
+                }
+                if (status != ServingStatus.SERVING && gateway.waitFor(100, TimeUnit.MILLISECONDS)) {
+                    throw new AssertionError("the gateway exited with status " + gateway.exitValue() + ":\n" + log());
+                }
+            }
+            assertThat(status).as("health of the gateway at %s", address).isEqualTo(ServingStatus.SERVING);
+        } finally {
+            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    private static String log() {
+        try {
+            return Files.readString(scratch.resolve("gateway.log"), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            return "(no log: " + e.getMessage() + ")";
+        }
+    }
+}

@@ -1,0 +1,414 @@
+package dev.sandgate.driver.container;
+
+import static java.util.Objects.requireNonNull;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
+import com.github.dockerjava.api.model.Event;
+import com.github.dockerjava.api.model.EventType;
+import dev.sandgate.driver.container.ContainerBackend.SandboxContainers;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.Labels;
+import dev.sandgate.spi.SandboxEvent;
+import dev.sandgate.spi.SandboxObservation;
+import dev.sandgate.spi.SandboxWatcher;
+import dev.sandgate.spi.WatchSubscription;
+import java.io.Closeable;
+import java.io.IOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One watch subscription: the engine's container event stream, filtered by this gateway's label, turned into
+ * {@link SandboxEvent}s by looking at the sandbox again after each event.
+ *
+ * <ul>
+ *   <li>On subscribe and after every reconnect: a snapshot of every sandbox, then {@link SandboxEvent.Synced}.
+ *   <li>An event for a sandbox that still has a container: a snapshot of its current container (the highest
+ *       generation), when it differs from the last one delivered. Since the current container only moves forward, no
+ *       snapshot of an older generation follows one of a newer generation.
+ *   <li>An exit or out-of-memory event of the current container: a {@link SandboxEvent.Platform} event; events of
+ *       replaced containers are not reported.
+ *   <li>An event for a sandbox that no longer has any container: one {@link SandboxEvent.Deleted}, the first time.
+ *       A start creates the next container before it removes the previous one, so a restart never looks like a
+ *       deletion.
+ * </ul>
+ *
+ * One thread delivers every event, in order. When the stream breaks, the watch reconnects with growing pauses for up
+ * to the configured reconnect timeout, then reports {@link SandboxWatcher#onError}.
+ */
+final class ContainerWatch implements WatchSubscription {
+    private static final Logger log = LoggerFactory.getLogger(ContainerWatch.class);
+    private static final Duration STREAM_START_TIMEOUT = Duration.ofSeconds(10);
+
+    private final ContainerBackend backend;
+    private final SandboxWatcher watcher;
+    private final Consumer<ContainerWatch> onClose;
+    private final DockerClient streamingClient;
+    private final BlockingQueue<Signal> signals = new LinkedBlockingQueue<>();
+    private final Map<String, SandboxObservation> delivered = new HashMap<>();
+    private final Thread dispatcher;
+    private final CountDownLatch closing = new CountDownLatch(1);
+    private volatile boolean closed;
+    private volatile EventStream stream;
+
+    private sealed interface Signal {
+        record Resync() implements Signal {}
+
+        record Change(EventStream source, Event event) implements Signal {}
+
+        record StreamLost(EventStream source, Throwable cause) implements Signal {}
+
+        record Closed() implements Signal {}
+    }
+
+    ContainerWatch(ContainerBackend backend, SandboxWatcher watcher, Consumer<ContainerWatch> onClose) {
+        this.backend = requireNonNull(backend, "backend is null");
+        this.watcher = requireNonNull(watcher, "watcher is null");
+        this.onClose = requireNonNull(onClose, "onClose is null");
+        this.streamingClient = EngineClients.connect(backend.settings(), null);
+        this.dispatcher = Thread.ofPlatform()
+                .daemon()
+                .name("sandgate-watch-" + backend.gatewayId())
+                .unstarted(this::dispatch);
+    }
+
+    /** Opens the event stream and returns once the engine has accepted it; the initial snapshots follow. */
+    void start() {
+        stream = open();
+        signals.add(new Signal.Resync());
+        dispatcher.start();
+    }
+
+    private EventStream open() {
+        EventStream opened = new EventStream();
+        streamingClient
+                .eventsCmd()
+                .withEventTypeFilter(EventType.CONTAINER)
+                .withLabelFilter(Map.of(Labels.GATEWAY_ID, backend.gatewayId()))
+                .exec(opened);
+        opened.awaitStarted();
+        return opened;
+    }
+
+    private void dispatch() {
+        try {
+            while (!closed) {
+                Signal signal = signals.take();
+                switch (signal) {
+                    case Signal.Resync resync -> resyncOrReconnect();
+                    case Signal.Change change -> {
+                        if (change.source() == stream) {
+                            onChange(change.event());
+                        }
+                    }
+                    case Signal.Closed done -> {}
+                    case Signal.StreamLost lost -> {
+                        if (lost.source() == stream) {
+                            log.info(
+                                    "The {} event stream broke ({}); reconnecting",
+                                    backend.dialect().engineName(),
+                                    EngineErrors.reason(lost.cause()));
+                            reconnect();
+                        }
+                    }
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (WatchFailed e) {
+            fail(e.error);
+        } catch (RuntimeException e) {
+            fail(new DriverException(DriverErrorCode.INTERNAL, "the watch failed: " + e.getMessage(), e));
+        }
+    }
+
+    private void resyncOrReconnect() throws InterruptedException {
+        try {
+            resync();
+        } catch (DriverException e) {
+            if (e.code() != DriverErrorCode.UNAVAILABLE && e.code() != DriverErrorCode.DEADLINE_EXCEEDED) {
+                throw new WatchFailed(e);
+            }
+            reconnect();
+        }
+    }
+
+    private void resync() {
+        Map<String, SandboxContainers> all = backend.findAll();
+        delivered.clear();
+        for (SandboxContainers found : all.values()) {
+            Optional<SandboxObservation> observation = ContainerComputeDriver.observeQuietly(found.current());
+            observation.ifPresent(value -> {
+                delivered.put(value.ref().id(), value);
+                deliver(new SandboxEvent.Snapshot(value));
+            });
+        }
+        deliver(new SandboxEvent.Synced());
+    }
+
+    private void onChange(Event event) {
+        Map<String, String> attributes =
+                event.getActor() == null || event.getActor().getAttributes() == null
+                        ? Map.of()
+                        : event.getActor().getAttributes();
+        String sandboxId = attributes.get(Labels.SANDBOX_ID);
+        if (sandboxId == null || !backend.gatewayId().equals(attributes.get(Labels.GATEWAY_ID))) {
+            return;
+        }
+        ContainerEventKind kind = backend.dialect().classify(event.getAction(), attributes);
+        switch (kind) {
+            case IGNORED -> {}
+            case STATE_CHANGED, REMOVED -> refresh(sandboxId, Optional.empty());
+            case EXITED ->
+                refresh(
+                        sandboxId,
+                        Optional.of(new PlatformNote(
+                                containerId(event),
+                                "exited",
+                                "the container exited with code " + exitCode(attributes))));
+            case OUT_OF_MEMORY ->
+                refresh(
+                        sandboxId,
+                        Optional.of(new PlatformNote(
+                                containerId(event),
+                                "out-of-memory",
+                                "a process of the container was killed for exceeding the memory limit")));
+        }
+    }
+
+    private record PlatformNote(String containerId, String type, String message) {}
+
+    private void refresh(String sandboxId, Optional<PlatformNote> note) {
+        Optional<SandboxContainers> found;
+        try {
+            found = backend.find(sandboxId);
+        } catch (DriverException e) {
+            // The stream itself will break if the engine is gone; a resync then repairs what this event missed.
+            log.debug("Could not look at sandbox {} after an event: {}", sandboxId, e.getMessage());
+            return;
+        }
+        if (found.isEmpty()) {
+            SandboxObservation last = delivered.remove(sandboxId);
+            if (last != null) {
+                deliver(new SandboxEvent.Deleted(last.ref(), last.generation()));
+            }
+            return;
+        }
+        ContainerView current = found.get().current();
+        Optional<SandboxObservation> observation = ContainerComputeDriver.observeQuietly(current);
+        if (observation.isEmpty()) {
+            return;
+        }
+        SandboxObservation value = observation.get();
+        if (note.isPresent() && note.get().containerId().equals(current.id())) {
+            deliver(new SandboxEvent.Platform(
+                    value.ref(),
+                    value.generation(),
+                    note.get().type(),
+                    note.get().message()));
+        }
+        if (!value.equals(delivered.get(sandboxId))) {
+            delivered.put(sandboxId, value);
+            deliver(new SandboxEvent.Snapshot(value));
+        }
+    }
+
+    private static String containerId(Event event) {
+        if (event.getActor() != null && event.getActor().getId() != null) {
+            return event.getActor().getId();
+        }
+        return event.getId() == null ? "" : event.getId();
+    }
+
+    private static String exitCode(Map<String, String> attributes) {
+        String code = attributes.get("exitCode");
+        return code == null ? attributes.getOrDefault("containerExitCode", "unknown") : code;
+    }
+
+    private void reconnect() throws InterruptedException {
+        closeStream();
+        Instant deadline = Instant.now().plus(backend.settings().watchReconnectTimeout());
+        long pauseMillis = 100;
+        DriverException last = null;
+        while (!closed) {
+            try {
+                stream = open();
+                resync();
+                log.info("Reconnected to the {} event stream", backend.dialect().engineName());
+                return;
+            } catch (DriverException e) {
+                last = e;
+            } catch (RuntimeException e) {
+                last = EngineErrors.map(e, "reconnecting to the event stream");
+            }
+            closeStream();
+            if (Instant.now().isAfter(deadline)) {
+                throw new WatchFailed(new DriverException(
+                        DriverErrorCode.UNAVAILABLE,
+                        "lost the " + backend.dialect().engineName() + " event stream and could not reconnect within "
+                                + backend.settings().watchReconnectTimeout() + ": " + last.getMessage(),
+                        last));
+            }
+            if (closing.await(pauseMillis, TimeUnit.MILLISECONDS)) {
+                return;
+            }
+            pauseMillis = Math.min(pauseMillis * 2, 2_000);
+        }
+    }
+
+    private void deliver(SandboxEvent event) {
+        if (closed) {
+            return;
+        }
+        try {
+            watcher.onEvent(event);
+        } catch (RuntimeException e) {
+            log.warn("A watcher failed on {}", event.getClass().getSimpleName(), e);
+        }
+    }
+
+    private void fail(DriverException error) {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closing.countDown();
+        closeStream();
+        try {
+            watcher.onError(error);
+        } catch (RuntimeException e) {
+            log.warn("A watcher failed on onError", e);
+        }
+        release();
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        closing.countDown();
+        closeStream();
+        // No interrupt: it would break the dispatcher's engine request half-way; the signal wakes it instead.
+        signals.add(new Signal.Closed());
+        release();
+    }
+
+    private void release() {
+        try {
+            streamingClient.close();
+        } catch (IOException e) {
+            log.debug("Closing the event client failed", e);
+        }
+        onClose.accept(this);
+    }
+
+    private void closeStream() {
+        EventStream current = stream;
+        if (current != null) {
+            current.close();
+        }
+    }
+
+    /** A failure that ends the subscription. */
+    private static final class WatchFailed extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+        private final transient DriverException error;
+
+        WatchFailed(DriverException error) {
+            super(error.getMessage(), error, false, false);
+            this.error = error;
+        }
+    }
+
+    /** docker-java's callback for one connection of the event stream; it only queues what arrives. */
+    private final class EventStream implements ResultCallback<Event> {
+        private final CountDownLatch started = new CountDownLatch(1);
+        private volatile Closeable connection;
+        private volatile Throwable failure;
+        private volatile boolean ended;
+
+        @Override
+        public void onStart(Closeable closeable) {
+            connection = closeable;
+            started.countDown();
+        }
+
+        @Override
+        public void onNext(Event event) {
+            signals.add(new Signal.Change(this, event));
+        }
+
+        @Override
+        public void onError(Throwable throwable) {
+            end(throwable);
+        }
+
+        @Override
+        public void onComplete() {
+            end(new IOException("the engine ended the event stream"));
+        }
+
+        private void end(Throwable cause) {
+            if (ended) {
+                return;
+            }
+            ended = true;
+            failure = cause;
+            started.countDown();
+            if (!closed) {
+                signals.add(new Signal.StreamLost(this, cause));
+            }
+        }
+
+        void awaitStarted() {
+            boolean answered;
+            try {
+                answered = started.await(STREAM_START_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                close();
+                throw new DriverException(DriverErrorCode.UNAVAILABLE, "interrupted while subscribing to events", e);
+            }
+            if (!answered) {
+                close();
+                throw new DriverException(
+                        DriverErrorCode.DEADLINE_EXCEEDED,
+                        "the " + backend.dialect().engineName() + " did not open its event stream within "
+                                + STREAM_START_TIMEOUT);
+            }
+            if (connection == null) {
+                Throwable cause = failure;
+                RuntimeException asRuntime =
+                        cause instanceof RuntimeException runtime ? runtime : new IllegalStateException(cause);
+                throw EngineErrors.map(asRuntime, "subscribing to the event stream");
+            }
+        }
+
+        @Override
+        public void close() {
+            ended = true;
+            Closeable current = connection;
+            if (current != null) {
+                try {
+                    current.close();
+                } catch (IOException | RuntimeException e) {
+                    log.debug("Closing the event stream failed", e);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,568 @@
+package dev.sandgate.driver.container.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Capability;
+import dev.sandgate.conformance.BackendResource;
+import dev.sandgate.conformance.LaunchPolicies;
+import dev.sandgate.driver.container.ContainerEngineProvider;
+import dev.sandgate.driver.container.ContainerNaming;
+import dev.sandgate.spi.Availability;
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DynamicPolicy;
+import dev.sandgate.spi.Identifiers;
+import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.LaunchPolicy;
+import dev.sandgate.spi.NetworkMode;
+import dev.sandgate.spi.ResourceRequests;
+import dev.sandgate.spi.SandboxEvent;
+import dev.sandgate.spi.SandboxObservation;
+import dev.sandgate.spi.SandboxRef;
+import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.spi.SandboxState;
+import dev.sandgate.spi.StaticPolicy;
+import dev.sandgate.spi.WatchSubscription;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * What the container drivers do on a real engine beyond the conformance kit: the engine's init, the launch policy as
+ * the engine applies it, one container per execution on one workspace volume, the spec carried between executions,
+ * image pulls, watch events and reconnects, availability. Each engine module extends it with its engine and provider.
+ *
+ * <p>Everything a test creates carries this class's gateway id; after the class nothing carrying it may remain.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+public abstract class ContainerEngineDriverTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
+    private static final long MIB = 1024L * 1024;
+
+    protected final String gatewayId =
+            "engine-test-" + UUID.randomUUID().toString().substring(0, 8);
+    protected DockerJavaBackendProbe probe;
+    protected ComputeDriver driver;
+    private final List<SandboxRef> created = new ArrayList<>();
+    private final List<ComputeDriver> extraDrivers = new ArrayList<>();
+
+    /** The engine under test. */
+    protected abstract TestEngine engine();
+
+    /** The provider of the engine's driver. */
+    protected abstract ContainerEngineProvider provider();
+
+    /** What the engine's inspect output says for a container on its default network. */
+    protected abstract String inspectedDefaultNetworkMode();
+
+    /** The driver settings for this engine (its host); subclasses may add settings. */
+    protected DriverConfig config() {
+        return engine().driverConfig(provider().name());
+    }
+
+    @BeforeAll
+    final void connect() {
+        engine().requireAvailable();
+        probe = new DockerJavaBackendProbe(engine());
+        driver = provider().create(config(), DriverContext.of(gatewayId));
+    }
+
+    @AfterEach
+    final void deleteWhatTheTestCreated() {
+        for (SandboxRef ref : created) {
+            try {
+                driver.delete(ref, OptionalLong.empty());
+            } catch (DriverException e) {
+                probe.remove(ref.id());
+            }
+        }
+        created.clear();
+        extraDrivers.forEach(ComputeDriver::close);
+        extraDrivers.clear();
+    }
+
+    @AfterAll
+    final void nothingOfThisClassSurvives() {
+        if (probe == null) {
+            return;
+        }
+        driver.close();
+        List<BackendResource> leftovers = probe.resourcesOfGateway(gatewayId);
+        leftovers.forEach(resource -> probe.remove(resource.stamp(dev.sandgate.spi.Labels.SANDBOX_ID)));
+        probe.close();
+        assertThat(leftovers)
+                .as("resources of gateway %s left behind", gatewayId)
+                .isEmpty();
+    }
+
+    // ---- the engine's init and the stop grace period
+
+    @Test
+    void containersRunUnderTheEnginesInitAsProcessOne() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        String containerId = probe.runningContainer(ref);
+
+        assertThat(inspect(containerId).getHostConfig().getInit()).isTrue();
+        String processOne =
+                probe.exec(containerId, "cat", "/proc/1/cmdline").stdout().replace('\0', ' ');
+        assertThat(processOne).as("PID 1 of the container").contains("init").doesNotStartWith("sleep");
+    }
+
+    @Test
+    void stopEndsAShellLoopWithSigtermBecauseTheShellIsNotProcessOne() {
+        SandboxRef ref =
+                createRunning(spec(List.of("/bin/sh", "-c", "while :; do sleep 1; done")), StaticPolicy.DEFAULT);
+
+        SandboxObservation stopped = driver.stop(ref, OptionalLong.of(1)).observation();
+
+        assertThat(stopped.state()).isEqualTo(SandboxState.STOPPED);
+        assertThat(stopped.detail())
+                .as("143 is SIGTERM; 137 would mean the grace period ran out and SIGKILL ended it")
+                .isEqualTo("exited with code 143");
+    }
+
+    @Test
+    void aProcessIgnoringSigtermIsKilledWhenTheConfiguredGracePeriodEnds() {
+        ComputeDriver impatient = extraDriver(config().with(provider().name() + ".stopGracePeriod", "1s"));
+        SandboxRef ref = newRef("stubborn");
+        created.add(ref);
+        impatient.create(
+                ref,
+                spec(List.of("/bin/sh", "-c", "trap '' TERM; while :; do sleep 1; done")),
+                launch(1, StaticPolicy.DEFAULT));
+
+        SandboxObservation stopped = impatient.stop(ref, OptionalLong.of(1)).observation();
+
+        assertThat(stopped.state()).isEqualTo(SandboxState.STOPPED);
+        assertThat(stopped.detail())
+                .as("137 is SIGKILL, sent when the grace period ran out")
+                .isEqualTo("exited with code 137");
+    }
+
+    // ---- launch policy
+
+    @Test
+    void theLaunchPolicyIsAppliedAsTheEngineReportsIt() {
+        var policy = new StaticPolicy(true, NetworkMode.NONE, Set.of("NET_RAW", "MKNOD"), true, 64 * MIB, 250, 64);
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), policy);
+
+        var hostConfig = inspect(onlyContainer(ref)).getHostConfig();
+
+        assertThat(hostConfig.getReadonlyRootfs()).isTrue();
+        assertThat(hostConfig.getNetworkMode()).isEqualTo("none");
+        assertThat(hostConfig.getCapDrop()).contains(Capability.NET_RAW, Capability.MKNOD);
+        assertThat(hostConfig.getSecurityOpts()).contains("no-new-privileges");
+        assertThat(hostConfig.getMemory()).isEqualTo(64 * MIB);
+        assertThat(hostConfig.getNanoCPUs()).isEqualTo(250_000_000L);
+        assertThat(hostConfig.getPidsLimit()).isEqualTo(64L);
+    }
+
+    @Test
+    void theMemoryLimitIsEnforcedByTheContainersCgroup() {
+        var policy = new StaticPolicy(false, NetworkMode.NONE, Set.of(), false, 48 * MIB, 0, 0);
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), policy);
+
+        String limit = probe.exec(
+                        probe.runningContainer(ref),
+                        "sh",
+                        "-c",
+                        "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max")
+                .stdout()
+                .strip();
+
+        assertThat(limit).isEqualTo(Long.toString(48 * MIB));
+    }
+
+    @Test
+    void theDefaultNetworkPolicyUsesTheEnginesDefaultNetwork() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), LaunchPolicies.unrestricted());
+
+        assertThat(inspect(onlyContainer(ref)).getHostConfig().getNetworkMode())
+                .isEqualTo(inspectedDefaultNetworkMode());
+    }
+
+    @Test
+    void networkNoneLeavesOnlyTheLoopbackInterface() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+
+        String interfaces =
+                probe.exec(probe.runningContainer(ref), "ls", "/sys/class/net").stdout();
+
+        assertThat(interfaces.strip().split("\\s+")).containsExactly("lo");
+    }
+
+    @Test
+    void aReadOnlyRootFilesystemRefusesWritesOutsideTheWorkspace() {
+        var readOnly = new StaticPolicy(true, NetworkMode.NONE, Set.of(), false, 0, 0, 0);
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), readOnly);
+        String containerId = probe.runningContainer(ref);
+
+        assertThat(probe.exec(containerId, "touch", "/outside").exitCode()).isNotZero();
+        assertThat(probe.exec(containerId, "touch", ContainerNaming.WORKSPACE_PATH + "/inside")
+                        .exitCode())
+                .isZero();
+    }
+
+    @Test
+    void aPolicyNarrowedAtStartTakesEffectInTheNextExecution() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        assertThat(probe.exec(probe.runningContainer(ref), "touch", "/before").exitCode())
+                .isZero();
+        driver.stop(ref, OptionalLong.of(1));
+
+        var readOnly = new StaticPolicy(true, NetworkMode.NONE, Set.of(), false, 0, 0, 0);
+        driver.start(ref, launch(2, readOnly));
+
+        String containerId = probe.runningContainer(ref);
+        assertThat(inspect(containerId).getHostConfig().getReadonlyRootfs()).isTrue();
+        assertThat(probe.exec(containerId, "touch", "/after").exitCode()).isNotZero();
+    }
+
+    @Test
+    void unenforceableOrInapplicablePoliciesAreRefusedBeforeAnythingIsCreated() {
+        LaunchPolicy allowList =
+                LaunchPolicies.of(1, LaunchPolicies.unrestricted(), new DynamicPolicy(List.of("example.org:443")));
+        var tooLittleMemory = new StaticPolicy(false, NetworkMode.NONE, Set.of(), false, MIB, 0, 0);
+        var unknownCapability = new StaticPolicy(false, NetworkMode.NONE, Set.of("NOT_A_CAPABILITY"), false, 0, 0, 0);
+        SandboxRef ref = newRef("refused");
+        created.add(ref);
+
+        assertCode(
+                DriverErrorCode.UNSUPPORTED,
+                () -> driver.create(ref, spec(TestEngine.SLEEP_FOREVER), new LaunchInput(1, allowList)));
+        assertCode(
+                DriverErrorCode.INVALID_ARGUMENT,
+                () -> driver.create(ref, spec(TestEngine.SLEEP_FOREVER), launch(1, tooLittleMemory)));
+        assertCode(
+                DriverErrorCode.UNSUPPORTED,
+                () -> driver.create(ref, spec(TestEngine.SLEEP_FOREVER), launch(1, unknownCapability)));
+
+        assertThat(probe.resources(ref.id())).isEmpty();
+        assertThat(probe.volumeNames(ref.id())).isEmpty();
+    }
+
+    @Test
+    void aRefusedStartLeavesTheStoppedContainerAsItWas() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        driver.stop(ref, OptionalLong.of(1));
+        BackendResource stopped = probe.resources(ref.id()).get(0);
+        var tooLittleMemory = new StaticPolicy(false, NetworkMode.NONE, Set.of(), false, MIB, 0, 0);
+
+        assertCode(DriverErrorCode.INVALID_ARGUMENT, () -> driver.start(ref, launch(2, tooLittleMemory)));
+
+        assertThat(probe.resources(ref.id())).containsExactly(stopped);
+    }
+
+    // ---- one container per execution, one workspace
+
+    @Test
+    void everyStartCreatesANewContainerOnTheSameWorkspaceAndRemovesThePreviousOne() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        String first = onlyContainer(ref);
+        driver.stop(ref, OptionalLong.of(1));
+
+        driver.start(ref, launch(2, StaticPolicy.DEFAULT));
+
+        String second = onlyContainer(ref);
+        assertThat(second).isNotEqualTo(first);
+        assertThatThrownBy(() -> probe.client().inspectContainerCmd(first).exec())
+                .isInstanceOf(NotFoundException.class);
+        assertThat(probe.volumeNames(ref.id())).containsExactly(ContainerNaming.volumeName(ref.id()));
+        assertThat(inspect(second).getMounts()).anySatisfy(mount -> {
+            assertThat(mount.getName()).isEqualTo(ContainerNaming.volumeName(ref.id()));
+            assertThat(mount.getDestination().getPath()).isEqualTo(ContainerNaming.WORKSPACE_PATH);
+        });
+        assertThat(inspect(second).getName()).endsWith("-g2");
+    }
+
+    @Test
+    void aRelaunchAtTheSameGenerationGetsAContainerOfItsOwn() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        String first = onlyContainer(ref);
+        driver.stop(ref, OptionalLong.of(1));
+
+        assertThat(driver.start(ref, launch(1, StaticPolicy.DEFAULT)).launched())
+                .isTrue();
+
+        String relaunched = onlyContainer(ref);
+        assertThat(relaunched).isNotEqualTo(first);
+        assertThat(inspect(relaunched).getName()).endsWith("-g1-2");
+        assertThat(driver.get(ref).state()).isEqualTo(SandboxState.RUNNING);
+    }
+
+    @Test
+    void theSpecIsCarriedFromOneExecutionToTheNext() {
+        var spec = new SandboxSpec(
+                engine().image(),
+                List.of("/bin/sh", "-c"),
+                List.of("exec sleep 2147483647"),
+                Map.of("GREETING", "hello"),
+                Map.of("team", "blue"),
+                ResourceRequests.NONE);
+        SandboxRef ref = newRef("carried");
+        created.add(ref);
+        driver.create(ref, spec, launch(1, StaticPolicy.DEFAULT));
+        driver.stop(ref, OptionalLong.of(1));
+
+        SandboxObservation second =
+                driver.start(ref, launch(2, StaticPolicy.DEFAULT)).observation();
+
+        assertThat(second.labels()).isEqualTo(Map.of("team", "blue"));
+        InspectContainerResponse container = inspect(onlyContainer(ref));
+        assertThat(container.getConfig().getImage()).isEqualTo(engine().image());
+        assertThat(container.getConfig().getEntrypoint()).containsExactly("/bin/sh", "-c");
+        assertThat(container.getConfig().getCmd()).containsExactly("exec sleep 2147483647");
+        assertThat(probe.exec(container.getId(), "sh", "-c", "printf %s \"$GREETING\"")
+                        .stdout())
+                .isEqualTo("hello");
+    }
+
+    @Test
+    void observationsReportTheUsersLabelsButNotTheImagesLabels() {
+        Map<String, String> imageLabels = probe.client()
+                .inspectImageCmd(engine().image())
+                .exec()
+                .getConfig()
+                .getLabels();
+        assertThat(imageLabels).as("labels of the test image itself").isNotEmpty();
+        SandboxRef ref = newRef("image-labels");
+        created.add(ref);
+        var spec = new SandboxSpec(
+                engine().image(),
+                TestEngine.SLEEP_FOREVER,
+                List.of(),
+                Map.of(),
+                Map.of("team", "blue"),
+                ResourceRequests.NONE);
+
+        SandboxObservation observation =
+                driver.create(ref, spec, launch(1, StaticPolicy.DEFAULT)).observation();
+
+        assertThat(inspect(onlyContainer(ref)).getConfig().getLabels())
+                .as("the engine merges the image's labels into the container's")
+                .containsAllEntriesOf(imageLabels);
+        assertThat(observation.labels()).isEqualTo(Map.of("team", "blue"));
+        assertThat(driver.get(ref).labels()).isEqualTo(Map.of("team", "blue"));
+    }
+
+    @Test
+    void deleteRemovesTheContainersAndTheWorkspaceVolume() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        driver.stop(ref, OptionalLong.of(1));
+        driver.start(ref, launch(2, StaticPolicy.DEFAULT));
+
+        assertThat(driver.delete(ref, OptionalLong.of(2)).deleted()).isTrue();
+
+        assertThat(probe.resources(ref.id())).isEmpty();
+        assertThat(probe.volumeNames(ref.id())).isEmpty();
+    }
+
+    // ---- images
+
+    @Test
+    void anInvalidImageReferenceIsRefusedBeforeAnythingIsCreated() {
+        SandboxRef ref = newRef("bad-image");
+
+        DriverException refused = assertCode(
+                DriverErrorCode.INVALID_ARGUMENT,
+                () -> driver.create(
+                        ref, spec("Not//An:Image", TestEngine.SLEEP_FOREVER), launch(1, StaticPolicy.DEFAULT)));
+
+        assertThat(refused.getMessage()).startsWith("spec.image:");
+        assertThat(probe.resources(ref.id())).isEmpty();
+    }
+
+    @Test
+    void anAbsentImageIsPulledAndAFailedPullSaysWhyAndLeavesNothing() {
+        // A registry address on loopback where nothing listens: the engine's pull fails at once.
+        String absent = "127.0.0.1:1/sandgate/absent:" + gatewayId;
+        SandboxRef ref = newRef("absent-image");
+
+        DriverException refused = assertCode(
+                DriverErrorCode.UNAVAILABLE,
+                () -> driver.create(ref, spec(absent, TestEngine.SLEEP_FOREVER), launch(1, StaticPolicy.DEFAULT)));
+
+        assertThat(refused.getMessage())
+                .contains("image '" + absent + "'")
+                .contains("pulling it failed")
+                .containsIgnoringCase("connection refused")
+                .doesNotContain("NullPointerException");
+        assertThat(probe.resources(ref.id())).isEmpty();
+        assertThat(probe.volumeNames(ref.id())).isEmpty();
+    }
+
+    // ---- watch
+
+    @Test
+    void aProcessThatExitsOnItsOwnIsReportedAsAPlatformEventAndAFailedSnapshot() {
+        try (var watching = watch(driver)) {
+            watching.watcher().await(0, SandboxEvent.Synced.class::isInstance, "Synced");
+            SandboxRef ref = newRef("exits");
+            created.add(ref);
+
+            driver.create(ref, spec(List.of("/bin/sh", "-c", "exit 3")), launch(1, StaticPolicy.DEFAULT));
+
+            watching.watcher()
+                    .await(
+                            0,
+                            event -> event instanceof SandboxEvent.Platform platform
+                                    && platform.ref().equals(ref)
+                                    && platform.generation() == 1
+                                    && platform.type().equals("exited")
+                                    && platform.message().contains("code 3"),
+                            "an exit platform event");
+            watching.watcher().await(0, snapshot(ref, SandboxState.FAILED, 1), "a FAILED snapshot");
+            assertThat(driver.get(ref).detail()).isEqualTo("exited with code 3");
+        }
+    }
+
+    @Test
+    void aWatchResyncsAfterItsConnectionToTheEngineDrops() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        try (var relay = new EngineRelay(engine().host())) {
+            ComputeDriver relayed = extraDriver(config().with(provider().name() + ".host", relay.host()));
+            try (var watching = watch(relayed)) {
+                RecordingWatcher watcher = watching.watcher();
+                int firstSync = watcher.await(0, SandboxEvent.Synced.class::isInstance, "the first Synced");
+
+                relay.dropConnections();
+
+                int resync = watcher.await(firstSync + 1, SandboxEvent.Synced.class::isInstance, "a resync");
+                assertThat(watcher.events().subList(firstSync + 1, resync))
+                        .as("the resync delivers a snapshot of every sandbox before Synced")
+                        .anyMatch(snapshot(ref, SandboxState.RUNNING, 1));
+                driver.stop(ref, OptionalLong.of(1));
+                watcher.await(resync, snapshot(ref, SandboxState.STOPPED, 1), "a change after the reconnect");
+            }
+        }
+    }
+
+    // ---- availability
+
+    @Test
+    void theProviderReportsTheEngineItFound() {
+        Availability availability = provider().availability(config());
+
+        assertThat(availability.available()).as(availability.reason()).isTrue();
+        assertThat(availability.reason()).contains(engine().host());
+    }
+
+    @Test
+    void theProviderExplainsWhyNoEngineIsAvailable() {
+        String missing = "unix:///run/sandgate-test-" + gatewayId + "/absent.sock";
+        DriverConfig config = DriverConfig.EMPTY.with(provider().name() + ".host", missing);
+
+        Availability availability = provider().availability(config);
+
+        assertThat(availability.available()).isFalse();
+        assertThat(availability.reason()).contains(missing).contains(provider().name() + ".host");
+        DriverException refused =
+                assertCode(DriverErrorCode.UNAVAILABLE, () -> provider().create(config, DriverContext.of(gatewayId)));
+        assertThat(refused.getMessage()).contains(missing);
+    }
+
+    // ---- helpers
+
+    protected SandboxRef newRef(String label) {
+        return new SandboxRef(
+                Identifiers.newSandboxId(),
+                "engine-test",
+                label + "-" + UUID.randomUUID().toString().substring(0, 6));
+    }
+
+    protected SandboxSpec spec(List<String> command) {
+        return spec(engine().image(), command);
+    }
+
+    protected static SandboxSpec spec(String image, List<String> command) {
+        return new SandboxSpec(image, command, List.of(), Map.of(), Map.of(), ResourceRequests.NONE);
+    }
+
+    protected static LaunchInput launch(long generation, StaticPolicy policy) {
+        return new LaunchInput(generation, LaunchPolicies.of(generation, policy, DynamicPolicy.EMPTY));
+    }
+
+    /** Creates a sandbox at generation 1 and waits until it runs. */
+    protected SandboxRef createRunning(SandboxSpec spec, StaticPolicy policy) {
+        SandboxRef ref = newRef("sandbox");
+        created.add(ref);
+        driver.create(ref, spec, launch(1, policy));
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (driver.get(ref).state() != SandboxState.RUNNING) {
+            assertThat(System.nanoTime() - deadline)
+                    .as("%s did not run within %s: %s", ref, TIMEOUT, driver.get(ref))
+                    .isNegative();
+            pause();
+        }
+        return ref;
+    }
+
+    protected String onlyContainer(SandboxRef ref) {
+        List<BackendResource> resources = probe.resources(ref.id());
+        assertThat(resources).as("containers of %s", ref).hasSize(1);
+        return resources.get(0).backendId();
+    }
+
+    protected InspectContainerResponse inspect(String containerId) {
+        return probe.client().inspectContainerCmd(containerId).exec();
+    }
+
+    protected ComputeDriver extraDriver(DriverConfig config) {
+        ComputeDriver extra = provider().create(config, DriverContext.of(gatewayId));
+        extraDrivers.add(extra);
+        return extra;
+    }
+
+    protected static DriverException assertCode(DriverErrorCode code, Runnable call) {
+        DriverException refused = catchThrowableOfType(DriverException.class, call::run);
+        assertThat(refused).as("expected a DriverException with %s", code).isNotNull();
+        assertThat(refused.code()).as(refused.getMessage()).isEqualTo(code);
+        return refused;
+    }
+
+    protected static Predicate<SandboxEvent> snapshot(SandboxRef ref, SandboxState state, long generation) {
+        return event -> event instanceof SandboxEvent.Snapshot snapshot
+                && snapshot.observation().ref().equals(ref)
+                && snapshot.observation().state() == state
+                && snapshot.observation().generation() == generation;
+    }
+
+    protected record Watching(WatchSubscription subscription, RecordingWatcher watcher) implements AutoCloseable {
+        @Override
+        public void close() {
+            subscription.close();
+        }
+    }
+
+    protected static Watching watch(ComputeDriver on) {
+        var watcher = new RecordingWatcher(TIMEOUT);
+        return new Watching(on.watch(watcher), watcher);
+    }
+
+    private static void pause() {
+        try {
+            TimeUnit.MILLISECONDS.sleep(20);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

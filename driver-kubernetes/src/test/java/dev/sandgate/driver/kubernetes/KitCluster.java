@@ -1,0 +1,105 @@
+package dev.sandgate.driver.kubernetes;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.driver.kubernetes.fakecluster.MockCluster;
+import dev.sandgate.driver.kubernetes.fakecluster.PreconditionEnforcingDispatcher.ReceivedRequest;
+import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.ResourceRequests;
+import dev.sandgate.spi.SandboxSpec;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * The fake cluster of one conformance kit class: started before the kit's {@code @BeforeAll} and stopped after its
+ * {@code @AfterAll} (class-level extension callbacks wrap them), so the kit's own set-up and final leak check run
+ * against it. When it stops, it files the requests the driver made (told apart by its User-Agent) in {@link
+ * #recordedDriverRequests()}, for the RBAC test.
+ */
+final class KitCluster implements BeforeAllCallback, AfterAllCallback {
+    static final String SHARED_NAMESPACE = "sandgate-sandboxes";
+    static final String NAMESPACE_PREFIX = "sandgate-";
+    static final String IMAGE = "registry.example/sandgate/sleeper:1";
+
+    /** What each kit class that ran recorded, by class name. */
+    private static final Map<String, Recording> RECORDINGS = new ConcurrentHashMap<>();
+
+    /** The driver's requests during one kit class, and the namespace mode it ran in. */
+    record Recording(boolean sharedNamespace, List<ReceivedRequest> requests) {
+        Recording {
+            requests = List.copyOf(requests);
+        }
+    }
+
+    private final List<String> servedVersions;
+    private final String activeVersion;
+    private final boolean sharedNamespace;
+    private volatile MockCluster cluster;
+
+    private KitCluster(List<String> servedVersions, String activeVersion, boolean sharedNamespace) {
+        this.servedVersions = List.copyOf(servedVersions);
+        this.activeVersion = requireNonNull(activeVersion, "activeVersion is null");
+        this.sharedNamespace = sharedNamespace;
+    }
+
+    /** A cluster serving {@code servedVersions} of the Sandbox API whose Sandboxes are {@code activeVersion}. */
+    static KitCluster serving(List<String> servedVersions, String activeVersion, boolean sharedNamespace) {
+        return new KitCluster(servedVersions, activeVersion, sharedNamespace);
+    }
+
+    static Map<String, Recording> recordedDriverRequests() {
+        return Map.copyOf(RECORDINGS);
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) {
+        cluster = MockCluster.start(servedVersions, activeVersion);
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        RECORDINGS.put(
+                context.getRequiredTestClass().getName(),
+                new Recording(sharedNamespace, cluster.requestsFrom(KubernetesDriverProvider.USER_AGENT)));
+        cluster.close();
+    }
+
+    MockCluster cluster() {
+        return cluster;
+    }
+
+    /**
+     * The driver's settings: the mock's URL, the namespace mode, and network mode none through NetworkPolicy (the
+     * gateway's default policy asks for it). The Sandbox API version is discovered, newest first.
+     */
+    DriverConfig driverConfig() {
+        DriverConfig config = DriverConfig.EMPTY
+                .with(KubernetesSettings.MASTER_URL, cluster.masterUrl())
+                .with(KubernetesSettings.NETWORK_NONE, "network-policy")
+                .with(KubernetesSettings.OPERATION_TIMEOUT, "30s");
+        return sharedNamespace
+                ? config.with(KubernetesSettings.NAMESPACE_MODE, "shared")
+                        .with(KubernetesSettings.NAMESPACE, SHARED_NAMESPACE)
+                : config.with(KubernetesSettings.NAMESPACE_MODE, "per-workspace")
+                        .with(KubernetesSettings.NAMESPACE_PREFIX, NAMESPACE_PREFIX);
+    }
+
+    KubernetesBackendProbe probe() {
+        return new KubernetesBackendProbe(cluster, sharedNamespace, SHARED_NAMESPACE, NAMESPACE_PREFIX, IMAGE);
+    }
+
+    /** A sleeping container with an environment (so the driver's Secret is exercised) and modest requests. */
+    static SandboxSpec runningSpec() {
+        return new SandboxSpec(
+                IMAGE,
+                List.of("sleep"),
+                List.of("infinity"),
+                Map.of("SANDBOX_GREETING", "hello"),
+                Map.of(),
+                new ResourceRequests(64L * 1024 * 1024, 100));
+    }
+}

@@ -1,0 +1,300 @@
+package dev.sandgate.driver.kubernetes;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.conformance.BackendProbe;
+import dev.sandgate.conformance.BackendResource;
+import dev.sandgate.driver.kubernetes.fakecluster.MockCluster;
+import dev.sandgate.spi.Labels;
+import dev.sandgate.spi.SandboxRef;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
+import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
+import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The conformance kit's view of the fake cluster, through a plain fabric8 client (never through the driver).
+ *
+ * <p>A sandbox's runtime resource is its Sandbox object: {@link BackendResource#backendId()} is its UID, {@link
+ * BackendResource#running()} is the controller's current {@code Ready=True} while the run mode asks for running, and
+ * the stamps are its labels with the name and policy digest annotations merged in. {@link #resourcesOfGateway} also
+ * reports the pods, volume claims and Secrets carrying the gateway's label, so a leaked dependent is caught too.
+ *
+ * <p><b>What "workspace persists" means against the mock.</b> Nothing runs in the fake cluster, so nothing can write
+ * a file into a volume. The marker is written where a volume's contents would survive: as an annotation on the
+ * sandbox's PersistentVolumeClaim object ({@code workspace-<sandbox name>}), and it is read back only from the same
+ * claim, by UID. A driver that lets the claim be deleted and recreated between executions (deleting the Sandbox,
+ * say) loses the marker, exactly as it would lose the files on a real cluster.
+ */
+final class KubernetesBackendProbe implements BackendProbe {
+    static final String MARKER_ANNOTATION = "probe.sandgate.dev/workspace-marker";
+    private static final Duration READY_TIMEOUT = Duration.ofSeconds(30);
+
+    private final KubernetesClient client;
+    private final ResourceDefinitionContext sandboxes;
+    private final boolean sharedNamespace;
+    private final String namespace;
+    private final String namespacePrefix;
+    private final String image;
+    private final Set<String> planted = ConcurrentHashMap.newKeySet();
+    private final Map<String, String> markerClaimUids = new ConcurrentHashMap<>();
+
+    KubernetesBackendProbe(
+            MockCluster cluster, boolean sharedNamespace, String namespace, String namespacePrefix, String image) {
+        this.client = requireNonNull(cluster, "cluster is null").admin();
+        this.sandboxes = cluster.sandboxes();
+        this.sharedNamespace = sharedNamespace;
+        this.namespace = requireNonNull(namespace, "namespace is null");
+        this.namespacePrefix = requireNonNull(namespacePrefix, "namespacePrefix is null");
+        this.image = requireNonNull(image, "image is null");
+    }
+
+    private String namespaceOf(SandboxRef ref) {
+        return sharedNamespace ? namespace : ResourceNames.workspaceNamespace(namespacePrefix, ref.workspace());
+    }
+
+    @Override
+    public BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest) {
+        String sandboxNamespace = namespaceOf(ref);
+        Map<String, String> labels = new TreeMap<>();
+        labels.put(Labels.MANAGED_BY, Labels.MANAGED_BY_VALUE);
+        labels.put(Labels.GATEWAY_ID, gatewayId);
+        labels.put(Labels.SANDBOX_ID, ref.id());
+        labels.put(Labels.WORKSPACE, ref.workspace());
+        labels.put(Labels.GENERATION, "1");
+        Map<String, String> annotations = Map.of(Labels.NAME, ref.name(), Labels.POLICY_DIGEST, policyDigest);
+        Map<String, Object> spec = new TreeMap<>();
+        spec.put(
+                "podTemplate",
+                Map.of(
+                        "metadata",
+                        Map.of("labels", labels, "annotations", annotations),
+                        "spec",
+                        Map.of("containers", List.of(Map.of("name", "sandbox", "image", image)))));
+        spec.put(
+                "volumeClaimTemplates",
+                List.of(Map.of(
+                        "metadata",
+                        Map.of("name", ResourceNames.WORKSPACE_VOLUME, "labels", labels),
+                        "spec",
+                        Map.of(
+                                "accessModes",
+                                List.of("ReadWriteOnce"),
+                                "resources",
+                                Map.of("requests", Map.of("storage", "1Gi"))))));
+        if ("v1alpha1".equals(sandboxes.getVersion())) {
+            spec.put("replicas", 1);
+        } else {
+            spec.put("operatingMode", "Running");
+        }
+        planted.add(ref.id());
+        GenericKubernetesResource created = client.genericKubernetesResources(sandboxes)
+                .inNamespace(sandboxNamespace)
+                .resource(new GenericKubernetesResourceBuilder()
+                        .withApiVersion(sandboxes.getGroup() + "/" + sandboxes.getVersion())
+                        .withKind(sandboxes.getKind())
+                        .withNewMetadata()
+                        .withName(ResourceNames.sandboxName(sharedNamespace, ref))
+                        .withNamespace(sandboxNamespace)
+                        .withLabels(labels)
+                        .withAnnotations(annotations)
+                        .endMetadata()
+                        .withAdditionalProperties(Map.of("spec", spec))
+                        .build())
+                .create();
+        return awaitRunning(created);
+    }
+
+    private BackendResource awaitRunning(GenericKubernetesResource created) {
+        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
+        long pause = 5;
+        while (true) {
+            GenericKubernetesResource now = client.genericKubernetesResources(sandboxes)
+                    .inNamespace(created.getMetadata().getNamespace())
+                    .withName(created.getMetadata().getName())
+                    .get();
+            if (now != null && now.getMetadata().getUid().equals(created.getMetadata().getUid())) {
+                BackendResource resource = toResource(now);
+                if (resource.running()) {
+                    return resource;
+                }
+            }
+            if (System.nanoTime() > deadline) {
+                throw new IllegalStateException("the planted Sandbox "
+                        + created.getMetadata().getName() + " was not Ready within " + READY_TIMEOUT);
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(pause);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted", e);
+            }
+            pause = Math.min(pause * 2, 100);
+        }
+    }
+
+    @Override
+    public List<BackendResource> resources(String sandboxId) {
+        return sandboxesLabelled(Labels.SANDBOX_ID, sandboxId).stream()
+                .map(KubernetesBackendProbe::toResource)
+                .toList();
+    }
+
+    @Override
+    public List<BackendResource> resourcesOfGateway(String gatewayId) {
+        List<BackendResource> resources = new ArrayList<>();
+        sandboxesLabelled(Labels.GATEWAY_ID, gatewayId).forEach(sandbox -> resources.add(toResource(sandbox)));
+        List<HasMetadata> dependents = new ArrayList<>();
+        dependents.addAll(client.pods()
+                .inAnyNamespace()
+                .withLabel(Labels.GATEWAY_ID, gatewayId)
+                .list()
+                .getItems());
+        dependents.addAll(client.persistentVolumeClaims()
+                .inAnyNamespace()
+                .withLabel(Labels.GATEWAY_ID, gatewayId)
+                .list()
+                .getItems());
+        dependents.addAll(client.secrets()
+                .inAnyNamespace()
+                .withLabel(Labels.GATEWAY_ID, gatewayId)
+                .list()
+                .getItems());
+        for (HasMetadata dependent : dependents) {
+            resources.add(new BackendResource(
+                    dependent.getKind() + " " + dependent.getMetadata().getNamespace() + "/"
+                            + dependent.getMetadata().getName() + " " + dependent.getMetadata().getUid(),
+                    false,
+                    dependent.getMetadata().getLabels()));
+        }
+        return resources;
+    }
+
+    @Override
+    public void remove(String sandboxId) {
+        for (GenericKubernetesResource sandbox : sandboxesLabelled(Labels.SANDBOX_ID, sandboxId)) {
+            client.genericKubernetesResources(sandboxes)
+                    .inNamespace(sandbox.getMetadata().getNamespace())
+                    .withName(sandbox.getMetadata().getName())
+                    .delete();
+        }
+        // Everything else that carries the id, at once (the garbage collector would take its time).
+        client.pods().inAnyNamespace().withLabel(Labels.SANDBOX_ID, sandboxId).delete();
+        client.persistentVolumeClaims()
+                .inAnyNamespace()
+                .withLabel(Labels.SANDBOX_ID, sandboxId)
+                .delete();
+        client.secrets().inAnyNamespace().withLabel(Labels.SANDBOX_ID, sandboxId).delete();
+        planted.remove(sandboxId);
+        markerClaimUids.remove(sandboxId);
+    }
+
+    @Override
+    public void writeWorkspaceMarker(SandboxRef ref, String marker) {
+        PersistentVolumeClaim claim = workspaceClaimOfRunning(ref);
+        client.persistentVolumeClaims()
+                .inNamespace(claim.getMetadata().getNamespace())
+                .withName(claim.getMetadata().getName())
+                .patch(
+                        PatchContext.of(PatchType.JSON_MERGE),
+                        client.getKubernetesSerialization()
+                                .asJson(Map.of("metadata", Map.of("annotations", Map.of(MARKER_ANNOTATION, marker)))));
+        markerClaimUids.put(ref.id(), claim.getMetadata().getUid());
+    }
+
+    @Override
+    public Optional<String> readWorkspaceMarker(SandboxRef ref) {
+        PersistentVolumeClaim claim = workspaceClaimOfRunning(ref);
+        if (!claim.getMetadata().getUid().equals(markerClaimUids.get(ref.id()))) {
+            return Optional.empty(); // another claim than the one written: the workspace's data is gone
+        }
+        return Optional.ofNullable(claim.getMetadata().getAnnotations())
+                .map(annotations -> annotations.get(MARKER_ANNOTATION));
+    }
+
+    /** The workspace claim of the running sandbox {@code ref}; a stopped sandbox cannot be written into. */
+    private PersistentVolumeClaim workspaceClaimOfRunning(SandboxRef ref) {
+        List<GenericKubernetesResource> found = sandboxesLabelled(Labels.SANDBOX_ID, ref.id());
+        if (found.size() != 1) {
+            throw new IllegalStateException(found.size() + " Sandbox objects carry sandbox id " + ref.id());
+        }
+        GenericKubernetesResource sandbox = found.get(0);
+        if (!toResource(sandbox).running()) {
+            throw new IllegalStateException("sandbox " + ref + " is not running: nothing can write its workspace");
+        }
+        String claimName = ResourceNames.workspaceClaimName(sandbox.getMetadata().getName());
+        PersistentVolumeClaim claim = client.persistentVolumeClaims()
+                .inNamespace(sandbox.getMetadata().getNamespace())
+                .withName(claimName)
+                .get();
+        if (claim == null) {
+            throw new IllegalStateException("the running sandbox " + ref + " has no claim " + claimName);
+        }
+        return claim;
+    }
+
+    private List<GenericKubernetesResource> sandboxesLabelled(String key, String value) {
+        return client.genericKubernetesResources(sandboxes)
+                .inAnyNamespace()
+                .withLabel(key, value)
+                .list()
+                .getItems();
+    }
+
+    private static BackendResource toResource(GenericKubernetesResource sandbox) {
+        Map<String, String> stamps = new TreeMap<>();
+        Optional.ofNullable(sandbox.getMetadata().getLabels()).ifPresent(stamps::putAll);
+        Map<String, String> annotations =
+                Optional.ofNullable(sandbox.getMetadata().getAnnotations()).orElse(Map.of());
+        for (String key : List.of(Labels.NAME, Labels.POLICY_DIGEST)) {
+            if (annotations.containsKey(key)) {
+                stamps.put(key, annotations.get(key));
+            }
+        }
+        return new BackendResource(sandbox.getMetadata().getUid(), running(sandbox), stamps);
+    }
+
+    /** The controller reports the pod Ready for the Sandbox's current spec, which asks for a running pod. */
+    @SuppressWarnings("unchecked")
+    static boolean running(GenericKubernetesResource sandbox) {
+        if (sandbox.getMetadata().getDeletionTimestamp() != null) {
+            return false;
+        }
+        Map<String, Object> spec = (Map<String, Object>) sandbox.getAdditionalProperties().getOrDefault("spec", Map.of());
+        boolean desired = spec.containsKey("replicas")
+                ? ((Number) spec.get("replicas")).intValue() != 0
+                : !"Suspended".equals(spec.get("operatingMode"));
+        Object status = sandbox.getAdditionalProperties().get("status");
+        if (!desired || !(status instanceof Map<?, ?> statusMap)
+                || !(statusMap.get("conditions") instanceof List<?> conditions)) {
+            return false;
+        }
+        long generation = sandbox.getMetadata().getGeneration();
+        return conditions.stream()
+                .map(condition -> (Map<String, Object>) condition)
+                .anyMatch(condition -> "Ready".equals(condition.get("type"))
+                        && "True".equals(condition.get("status"))
+                        && condition.get("observedGeneration") instanceof Number observed
+                        && observed.longValue() == generation);
+    }
+
+    @Override
+    public void close() {
+        for (String id : List.copyOf(planted)) {
+            remove(id);
+        }
+    }
+}

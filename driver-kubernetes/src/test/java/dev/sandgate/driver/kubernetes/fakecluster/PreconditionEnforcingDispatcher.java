@@ -1,0 +1,384 @@
+package dev.sandgate.driver.kubernetes.fakecluster;
+
+import static java.nio.charset.StandardCharsets.UTF_8;
+import static java.util.Objects.requireNonNull;
+
+import io.fabric8.kubernetes.api.model.APIResourceBuilder;
+import io.fabric8.kubernetes.api.model.APIResourceListBuilder;
+import io.fabric8.kubernetes.api.model.DeleteOptions;
+import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.Preconditions;
+import io.fabric8.kubernetes.api.model.Status;
+import io.fabric8.kubernetes.api.model.StatusBuilder;
+import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
+import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
+import io.fabric8.kubernetes.client.utils.Serialization;
+import io.fabric8.mockwebserver.dsl.HttpMethod;
+import io.fabric8.mockwebserver.http.Buffer;
+import io.fabric8.mockwebserver.http.ByteString;
+import io.fabric8.mockwebserver.http.Headers;
+import io.fabric8.mockwebserver.http.MockResponse;
+import io.fabric8.mockwebserver.http.RecordedRequest;
+import io.fabric8.mockwebserver.http.Response;
+import io.fabric8.mockwebserver.http.WebSocket;
+import io.fabric8.mockwebserver.http.WebSocketListener;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * fabric8's CRUD mock dispatcher, made to behave like the API server where the driver's correctness depends on it:
+ *
+ * <ul>
+ *   <li><b>DeleteOptions preconditions.</b> The mock deletes regardless of {@code preconditions.uid} and {@code
+ *       preconditions.resourceVersion}. Here a DELETE of one object whose stored UID or resourceVersion differs from
+ *       the precondition is answered 409 Conflict with the API server's Status, and the object survives.
+ *   <li><b>Foreground deletion.</b> {@code propagationPolicy: Foreground} adds the {@code foregroundDeletion}
+ *       finalizer before the delete, so the object stays (with a deletionTimestamp) until the garbage collector has
+ *       removed its dependents and the finalizer ({@link FakeAgentSandboxController} plays the collector).
+ *   <li><b>Stale updates of the status subresource.</b> The mock checks {@code resourceVersion} on PUT and PATCH of
+ *       an object but not on PUT of its {@code /status}; here that is a 409 too.
+ *   <li><b>Discovery.</b> {@code GET /apis/<group>/<version>} of a registered custom resource group answers that
+ *       version's resources when it is served and 404 when it is not (the mock answers any version, and once
+ *       objects exist it answers a list of them instead).
+ *   <li><b>JSON merge patch.</b> The mock merges arrays element by element and stores {@code null}s; here a merge
+ *       patch replaces arrays and removes keys set to {@code null}, as RFC 7386 says.
+ * </ul>
+ *
+ * Every mutation is handled under one lock, so a precondition check and the delete it guards are atomic. Every
+ * request is recorded with its User-Agent, so a test can tell which client made it.
+ */
+public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatcher {
+    /** A request as the server received it. */
+    public record ReceivedRequest(String method, String path, String userAgent) {
+        public ReceivedRequest {
+            requireNonNull(method, "method is null");
+            requireNonNull(path, "path is null");
+            userAgent = Objects.requireNonNullElse(userAgent, "");
+        }
+    }
+
+    static final String FOREGROUND_FINALIZER = "foregroundDeletion";
+    private static final Pattern DISCOVERY = Pattern.compile("/apis/([^/?]+)/([^/?]+)/?");
+
+    private final List<CustomResourceDefinitionContext> served;
+    private final List<ReceivedRequest> received = new CopyOnWriteArrayList<>();
+    private final Object writes = new Object();
+
+    public PreconditionEnforcingDispatcher(List<CustomResourceDefinitionContext> served) {
+        super(served);
+        this.served = List.copyOf(served);
+    }
+
+    /** Every request received so far, in order. */
+    public List<ReceivedRequest> received() {
+        return List.copyOf(received);
+    }
+
+    @Override
+    public MockResponse dispatch(RecordedRequest request) {
+        received.add(new ReceivedRequest(request.getMethod(), request.getPath(), request.getHeader("User-Agent")));
+        HttpMethod method = request.method();
+        if (method == HttpMethod.GET) {
+            return discovery(request.getPath()).orElseGet(() -> super.dispatch(request));
+        }
+        synchronized (writes) {
+            if (method == HttpMethod.DELETE) {
+                return delete(request);
+            }
+            if (method == HttpMethod.PUT) {
+                return update(request);
+            }
+            if (method == HttpMethod.PATCH && isMergePatch(request)) {
+                return mergePatch(request);
+            }
+            return super.dispatch(request);
+        }
+    }
+
+    /**
+     * The mock's watch listener waits, on the Vert.x event loop, for its sender thread to finish when the client
+     * closes the watch, while that thread may be waiting for the same event loop to write an event: both stall for
+     * the mock's 30 s write timeout. Closing is handed to another thread, which leaves the event loop free.
+     */
+    @Override
+    public MockResponse handleWatch(String path) {
+        WebSocketListener listener = super.handleWatch(path).getWebSocketListener();
+        return new MockResponse().withWebSocketUpgrade(new CloseOffTheEventLoop(listener));
+    }
+
+    private static final class CloseOffTheEventLoop extends WebSocketListener {
+        private final WebSocketListener delegate;
+
+        CloseOffTheEventLoop(WebSocketListener delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public void onBeforeAccept(WebSocket webSocket, Response response) {
+            delegate.onBeforeAccept(webSocket, response);
+        }
+
+        @Override
+        public void onOpen(WebSocket webSocket, Response response) {
+            delegate.onOpen(webSocket, response);
+        }
+
+        @Override
+        public void onMessage(WebSocket webSocket, String text) {
+            delegate.onMessage(webSocket, text);
+        }
+
+        @Override
+        public void onMessage(WebSocket webSocket, ByteString bytes) {
+            delegate.onMessage(webSocket, bytes);
+        }
+
+        @Override
+        public void onMessage(WebSocket webSocket, byte[] bytes) {
+            delegate.onMessage(webSocket, bytes);
+        }
+
+        @Override
+        public void onPing(WebSocket webSocket, byte[] bytes) {
+            delegate.onPing(webSocket, bytes);
+        }
+
+        @Override
+        public void onClosing(WebSocket webSocket, int code, String reason) {
+            delegate.onClosing(webSocket, code, reason);
+        }
+
+        @Override
+        public void onClosed(WebSocket webSocket, int code, String reason) {
+            Thread.ofPlatform()
+                    .daemon()
+                    .name("mock-watch-close")
+                    .start(() -> delegate.onClosed(webSocket, code, reason));
+        }
+
+        @Override
+        public void onFailure(WebSocket webSocket, Throwable failure, Response response) {
+            Thread.ofPlatform()
+                    .daemon()
+                    .name("mock-watch-failure")
+                    .start(() -> delegate.onFailure(webSocket, failure, response));
+        }
+    }
+
+    private MockResponse delete(RecordedRequest request) {
+        String path = request.getPath();
+        Optional<GenericKubernetesResource> current = stored(withoutQuery(path));
+        if (current.isEmpty()) {
+            return super.dispatch(request); // a collection, or nothing there: the mock's own answer
+        }
+        DeleteOptions options = deleteOptions(request.getBody());
+        Preconditions preconditions = options.getPreconditions();
+        GenericKubernetesResource object = current.get();
+        if (preconditions != null) {
+            String uid = object.getMetadata().getUid();
+            String resourceVersion = object.getMetadata().getResourceVersion();
+            if (preconditions.getUid() != null && !preconditions.getUid().equals(uid)) {
+                return conflict(
+                        object,
+                        path,
+                        "Precondition failed: UID in precondition: " + preconditions.getUid()
+                                + ", UID in object meta: " + uid);
+            }
+            if (preconditions.getResourceVersion() != null
+                    && !preconditions.getResourceVersion().equals(resourceVersion)) {
+                return conflict(
+                        object,
+                        path,
+                        "Precondition failed: ResourceVersion in precondition: "
+                                + preconditions.getResourceVersion() + ", ResourceVersion in object meta: "
+                                + resourceVersion);
+            }
+        }
+        if ("Foreground".equals(options.getPropagationPolicy())
+                && object.getMetadata().getDeletionTimestamp() == null
+                && !object.getMetadata().getFinalizers().contains(FOREGROUND_FINALIZER)) {
+            object.getMetadata().getFinalizers().add(FOREGROUND_FINALIZER);
+            MockResponse updated = super.dispatch(synthetic(HttpMethod.PUT, withoutQuery(path), object));
+            if (updated.code() >= 300) {
+                return updated;
+            }
+        }
+        return handleDelete(path);
+    }
+
+    private MockResponse update(RecordedRequest request) {
+        String path = withoutQuery(request.getPath());
+        if (path.endsWith("/status")) {
+            GenericKubernetesResource update =
+                    Serialization.unmarshal(new String(request.getBody().getBytes(), UTF_8), GenericKubernetesResource.class);
+            String objectPath = path.substring(0, path.length() - "/status".length());
+            Optional<GenericKubernetesResource> current = stored(objectPath);
+            String basedOn = update == null || update.getMetadata() == null
+                    ? null
+                    : update.getMetadata().getResourceVersion();
+            if (current.isPresent()
+                    && basedOn != null
+                    && !basedOn.isEmpty()
+                    && !basedOn.equals(current.get().getMetadata().getResourceVersion())) {
+                return conflict(
+                        current.get(),
+                        objectPath,
+                        "Operation cannot be fulfilled on " + current.get().getKind() + " \""
+                                + current.get().getMetadata().getName()
+                                + "\": the object has been modified; please apply your changes to the latest"
+                                + " version and try again");
+            }
+        }
+        return super.dispatch(request);
+    }
+
+    private static boolean isMergePatch(RecordedRequest request) {
+        String contentType = request.getHeader("Content-Type");
+        return contentType != null && contentType.startsWith("application/merge-patch+json");
+    }
+
+    /**
+     * A JSON merge patch applied as RFC 7386 says (the mock merges arrays element by element instead of replacing
+     * them): the patched object is written as an update, which checks a resourceVersion the patch carries.
+     */
+    private MockResponse mergePatch(RecordedRequest request) {
+        String path = withoutQuery(request.getPath());
+        boolean status = path.endsWith("/status");
+        String objectPath = status ? path.substring(0, path.length() - "/status".length()) : path;
+        Optional<GenericKubernetesResource> current = stored(objectPath);
+        if (current.isEmpty()) {
+            return super.dispatch(request);
+        }
+        Map<String, Object> patch = Serialization.unmarshal(new String(request.getBody().getBytes(), UTF_8), Map.class);
+        Map<String, Object> target = Serialization.unmarshal(Serialization.asJson(current.get()), Map.class);
+        Object merged = merge(target, patch);
+        return update(synthetic(HttpMethod.PUT, path, merged));
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Object merge(Object target, Object patch) {
+        if (!(patch instanceof Map<?, ?> patchMap)) {
+            return patch;
+        }
+        Map<String, Object> result = target instanceof Map<?, ?> targetMap
+                ? new LinkedHashMap<>((Map<String, Object>) targetMap)
+                : new LinkedHashMap<>();
+        patchMap.forEach((key, value) -> {
+            if (value == null) {
+                result.remove((String) key);
+            } else {
+                result.put((String) key, merge(result.get(key), value));
+            }
+        });
+        return result;
+    }
+
+    private static RecordedRequest synthetic(HttpMethod method, String path, Object body) {
+        return new RecordedRequest(
+                "HTTP/1.1",
+                method,
+                path,
+                Headers.builder().add("Content-Type", "application/json").build(),
+                new Buffer(Serialization.asJson(body).getBytes(UTF_8)));
+    }
+
+    /** The object stored at {@code path}, if the path names one object and it exists. */
+    private Optional<GenericKubernetesResource> stored(String path) {
+        if (!getKey(path).containsKey("name")) {
+            return Optional.empty();
+        }
+        MockResponse response = handleGet(path);
+        if (response.code() != 200) {
+            return Optional.empty();
+        }
+        return Optional.ofNullable(Serialization.unmarshal(
+                new String(response.getBody().getBytes(), UTF_8), GenericKubernetesResource.class));
+    }
+
+    private static DeleteOptions deleteOptions(Buffer body) {
+        String json = body == null ? "" : new String(body.getBytes(), UTF_8);
+        if (json.isBlank()) {
+            return new DeleteOptions();
+        }
+        return Serialization.unmarshal(json, DeleteOptions.class);
+    }
+
+    /** 409 Conflict as the API server answers it; {@code path} names the object. */
+    private static MockResponse conflict(GenericKubernetesResource object, String path, String message) {
+        Status status = new StatusBuilder()
+                .withStatus("Failure")
+                .withReason("Conflict")
+                .withMessage(message)
+                .withCode(409)
+                .withNewDetails()
+                .withName(object.getMetadata().getName())
+                .withGroup(groupOf(object.getApiVersion()))
+                .withKind(pluralOf(path))
+                .endDetails()
+                .build();
+        return new MockResponse().setResponseCode(409).setBody(Serialization.asJson(status));
+    }
+
+    private Optional<MockResponse> discovery(String path) {
+        Matcher matcher = DISCOVERY.matcher(path);
+        if (!matcher.matches()) {
+            return Optional.empty();
+        }
+        String group = matcher.group(1);
+        String version = matcher.group(2);
+        if (served.stream().noneMatch(context -> context.getGroup().equals(group))) {
+            return Optional.empty();
+        }
+        List<CustomResourceDefinitionContext> resources = served.stream()
+                .filter(context -> context.getGroup().equals(group) && context.getVersion().equals(version))
+                .toList();
+        if (resources.isEmpty()) {
+            Status notFound = new StatusBuilder()
+                    .withStatus("Failure")
+                    .withReason("NotFound")
+                    .withMessage("the server could not find the requested resource")
+                    .withCode(404)
+                    .build();
+            return Optional.of(new MockResponse().setResponseCode(404).setBody(Serialization.asJson(notFound)));
+        }
+        var list = new APIResourceListBuilder().withGroupVersion(group + "/" + version);
+        for (CustomResourceDefinitionContext context : resources) {
+            list.addToResources(new APIResourceBuilder()
+                    .withName(context.getPlural())
+                    .withKind(context.getKind())
+                    .withNamespaced(context.isNamespaceScoped())
+                    .withVerbs("delete", "deletecollection", "get", "list", "patch", "create", "update", "watch")
+                    .build());
+            if (context.isStatusSubresource()) {
+                list.addToResources(new APIResourceBuilder()
+                        .withName(context.getPlural() + "/status")
+                        .withKind(context.getKind())
+                        .withNamespaced(context.isNamespaceScoped())
+                        .withVerbs("get", "patch", "update")
+                        .build());
+            }
+        }
+        return Optional.of(new MockResponse().setResponseCode(200).setBody(Serialization.asJson(list.build())));
+    }
+
+    private static String withoutQuery(String path) {
+        int query = path.indexOf('?');
+        return query < 0 ? path : path.substring(0, query);
+    }
+
+    private static String groupOf(String apiVersion) {
+        int slash = apiVersion == null ? -1 : apiVersion.indexOf('/');
+        return slash < 0 ? "" : apiVersion.substring(0, slash);
+    }
+
+    private static String pluralOf(String path) {
+        String[] segments = withoutQuery(path).split("/");
+        return segments.length >= 2 ? segments[segments.length - 2] : "";
+    }
+}

@@ -1,0 +1,32 @@
+package dev.sandgate.driver.podman;
+
+import dev.sandgate.conformance.BackendProbe;
+import dev.sandgate.conformance.ComputeDriverConformanceTest;
+import dev.sandgate.driver.container.testing.DockerJavaBackendProbe;
+import dev.sandgate.spi.ComputeDriverProvider;
+import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.SandboxSpec;
+
+/** The conformance kit against real Podman (set up by scripts/test; see {@link PodmanTestEngine}). */
+class PodmanDriverConformanceTest extends ComputeDriverConformanceTest {
+    @Override
+    protected ComputeDriverProvider provider() {
+        return new PodmanDriverProvider();
+    }
+
+    @Override
+    protected DriverConfig config() {
+        return PodmanTestEngine.ENGINE.driverConfig(PodmanDriverProvider.NAME);
+    }
+
+    @Override
+    protected BackendProbe probe() {
+        PodmanTestEngine.ENGINE.requireAvailable();
+        return new DockerJavaBackendProbe(PodmanTestEngine.ENGINE);
+    }
+
+    @Override
+    protected SandboxSpec runningSpec() {
+        return PodmanTestEngine.ENGINE.runningSpec();
+    }
+}

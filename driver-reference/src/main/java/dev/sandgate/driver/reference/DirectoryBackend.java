@@ -1,0 +1,358 @@
+package dev.sandgate.driver.reference;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileSystemException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.function.Supplier;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The reference driver's backend: resources kept as folders of one directory, which several processes may share. It
+ * plays the part an engine plays for other drivers (it knows nothing of identity or generation rules; the driver
+ * does), and test probes use it directly to act behind the driver's back.
+ *
+ * <p>Layout under the root:
+ *
+ * <pre>
+ * &lt;gatewayId&gt;/lock                              one-byte lock regions, one per slot of keys
+ * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/resource.properties  backend id, state and labels (stamps)
+ * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/spec.properties      the stored spec, owner-only (environment values are secrets)
+ * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/workspace/           the persistent workspace
+ * &lt;gatewayId&gt;/tmp/                              resources being inserted
+ * &lt;gatewayId&gt;/trash/                            resources being removed
+ * </pre>
+ *
+ * <p>Every change is atomic for readers: a resource is built in {@code tmp/} and renamed into {@code sandboxes/}, its
+ * record is replaced by writing a temporary file and renaming it over the old one, and it is removed by renaming it
+ * into {@code trash/} before its files are deleted. Readers take no lock. Writers ({@link #insert}, {@link #replace},
+ * {@link #remove}) must hold the key's lock ({@link #locked}), which excludes other threads and other processes.
+ *
+ * <p>Methods throw {@link UncheckedIOException} when the file system fails.
+ */
+public final class DirectoryBackend {
+    static final String RESOURCE_FILE = "resource.properties";
+    static final String SPEC_FILE = "spec.properties";
+    static final String WORKSPACE = "workspace";
+    private static final String SANDBOXES = "sandboxes";
+    private static final String TMP = "tmp";
+    private static final String TRASH = "trash";
+    private static final String LOCK_FILE = "lock";
+    private static final String BACKEND_ID = "backend-id";
+    private static final String STATE = "state";
+    private static final String LABEL_PREFIX = "label.";
+    private static final Duration STALE_TMP_AGE = Duration.ofMinutes(10);
+    private static final Pattern SEGMENT = Pattern.compile("[a-z0-9][a-z0-9-]{0,99}");
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+
+    private final Path root;
+
+    /** A backend over {@code root}, which is created if missing. */
+    public DirectoryBackend(Path root) {
+        this.root = requireNonNull(root, "root is null").toAbsolutePath().normalize();
+        try {
+            Files.createDirectories(this.root);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + this.root, e);
+        }
+    }
+
+    public Path root() {
+        return root;
+    }
+
+    /** The folder of one resource (which may not exist). */
+    public Path resourceFolder(String gatewayId, String key) {
+        return sandboxes(gatewayId).resolve(requireSegment("key", key));
+    }
+
+    /** The persistent workspace of one resource (which may not exist). */
+    public Path workspace(String gatewayId, String key) {
+        return resourceFolder(gatewayId, key).resolve(WORKSPACE);
+    }
+
+    /** Runs {@code action} holding the lock of {@code key} in {@code gatewayId}. Reentrant. */
+    public <T> T locked(String gatewayId, String key, Supplier<T> action) {
+        requireSegment("key", key);
+        return locks(gatewayId).locked(key, action);
+    }
+
+    /** The resource stored under {@code key}, if any. */
+    public Optional<StoredResource> read(String gatewayId, String key) {
+        Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            properties.load(reader);
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file, e);
+        }
+        String backendId = properties.getProperty(BACKEND_ID);
+        String state = properties.getProperty(STATE);
+        if (backendId == null || state == null) {
+            throw new IllegalStateException(file + " lacks " + BACKEND_ID + " or " + STATE);
+        }
+        var labels = new TreeMap<String, String>();
+        for (String name : properties.stringPropertyNames()) {
+            if (name.startsWith(LABEL_PREFIX)) {
+                labels.put(name.substring(LABEL_PREFIX.length()), properties.getProperty(name));
+            }
+        }
+        return Optional.of(new StoredResource(gatewayId, key, backendId, StoredResource.State.valueOf(state), labels));
+    }
+
+    /** Every resource in {@code gatewayId}'s folder. Resources that vanish while listing are left out. */
+    public List<StoredResource> list(String gatewayId) {
+        Path folder = sandboxes(gatewayId);
+        var resources = new ArrayList<StoredResource>();
+        for (String key : childNames(folder)) {
+            if (SEGMENT.matcher(key).matches()) {
+                read(gatewayId, key).ifPresent(resources::add);
+            }
+        }
+        return resources;
+    }
+
+    /** Every resource of every gateway folder. */
+    public List<StoredResource> listAll() {
+        var resources = new ArrayList<StoredResource>();
+        for (String gatewayId : childNames(root)) {
+            if (SEGMENT.matcher(gatewayId).matches()) {
+                resources.addAll(list(gatewayId));
+            }
+        }
+        return resources;
+    }
+
+    /**
+     * Inserts a new resource with its stored spec and an empty workspace, atomically. Requires the key's lock.
+     *
+     * @throws IllegalStateException if a resource is stored under the key
+     */
+    public void insert(StoredResource resource, Map<String, String> spec) {
+        requireLocked(resource.gatewayId(), resource.key());
+        Path target = resourceFolder(resource.gatewayId(), resource.key());
+        if (Files.exists(target)) {
+            throw new IllegalStateException("a resource is stored under " + target);
+        }
+        Path staging =
+                gatewayFolder(resource.gatewayId()).resolve(TMP).resolve(resource.key() + "-" + UUID.randomUUID());
+        try {
+            Files.createDirectories(staging.resolve(WORKSPACE));
+            writeProperties(staging.resolve(SPEC_FILE), toProperties(spec), true);
+            writeProperties(staging.resolve(RESOURCE_FILE), toProperties(resource), false);
+            Files.createDirectories(target.getParent());
+            Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException e) {
+            deleteTree(staging);
+            throw new UncheckedIOException("cannot insert " + target, e);
+        }
+    }
+
+    /**
+     * Replaces the record (state and labels) of an existing resource with the same backend id, atomically. Requires
+     * the key's lock.
+     *
+     * @throws IllegalStateException if no resource with that backend id is stored under the key
+     */
+    public void replace(StoredResource resource) {
+        requireLocked(resource.gatewayId(), resource.key());
+        StoredResource current = read(resource.gatewayId(), resource.key())
+                .orElseThrow(() -> new IllegalStateException("nothing is stored under " + resource.key()));
+        if (!current.backendId().equals(resource.backendId())) {
+            throw new IllegalStateException("the resource under " + resource.key() + " was replaced");
+        }
+        Path file = resourceFolder(resource.gatewayId(), resource.key()).resolve(RESOURCE_FILE);
+        try {
+            writeProperties(file, toProperties(resource), false);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    /**
+     * Removes the resource under {@code key} with its workspace. Requires the key's lock.
+     *
+     * @return false if nothing was stored under the key
+     */
+    public boolean remove(String gatewayId, String key) {
+        requireLocked(gatewayId, key);
+        Path folder = resourceFolder(gatewayId, key);
+        Path trash = gatewayFolder(gatewayId).resolve(TRASH).resolve(key + "-" + UUID.randomUUID());
+        try {
+            Files.createDirectories(trash.getParent());
+            Files.move(folder, trash, StandardCopyOption.ATOMIC_MOVE);
+        } catch (NoSuchFileException e) {
+            return false;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot remove " + folder, e);
+        }
+        deleteTree(trash);
+        return true;
+    }
+
+    /** The stored spec of a resource; empty if there is none. */
+    public Map<String, String> readSpec(String gatewayId, String key) {
+        Path file = resourceFolder(gatewayId, key).resolve(SPEC_FILE);
+        Properties properties = new Properties();
+        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            properties.load(reader);
+        } catch (NoSuchFileException e) {
+            return Map.of();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + file, e);
+        }
+        var spec = new TreeMap<String, String>();
+        properties.stringPropertyNames().forEach(name -> spec.put(name, properties.getProperty(name)));
+        return spec;
+    }
+
+    /**
+     * Deletes what crashed processes left in {@code gatewayId}'s {@code trash/} folder, and {@code tmp/} entries
+     * older than ten minutes (younger ones may belong to an insert in progress).
+     */
+    public void sweep(String gatewayId) {
+        Path gateway = gatewayFolder(gatewayId);
+        for (String name : childNames(gateway.resolve(TRASH))) {
+            deleteTree(gateway.resolve(TRASH).resolve(name));
+        }
+        Instant staleBefore = Instant.now().minus(STALE_TMP_AGE);
+        for (String name : childNames(gateway.resolve(TMP))) {
+            Path entry = gateway.resolve(TMP).resolve(name);
+            try {
+                FileTime modified = Files.getLastModifiedTime(entry);
+                if (modified.toInstant().isBefore(staleBefore)) {
+                    deleteTree(entry);
+                }
+            } catch (IOException e) {
+                // vanished meanwhile
+            }
+        }
+    }
+
+    static String requireSegment(String field, String value) {
+        if (value == null || !SEGMENT.matcher(value).matches()) {
+            throw new IllegalArgumentException(
+                    field + " must be 1 to 100 characters of a-z, 0-9 and '-', starting with a letter or digit");
+        }
+        return value;
+    }
+
+    private Path gatewayFolder(String gatewayId) {
+        return root.resolve(requireSegment("gatewayId", gatewayId));
+    }
+
+    private Path sandboxes(String gatewayId) {
+        return gatewayFolder(gatewayId).resolve(SANDBOXES);
+    }
+
+    private SlotLocks locks(String gatewayId) {
+        Path gateway = gatewayFolder(gatewayId);
+        try {
+            Files.createDirectories(gateway);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + gateway, e);
+        }
+        return SlotLocks.of(gateway.resolve(LOCK_FILE));
+    }
+
+    private void requireLocked(String gatewayId, String key) {
+        if (!locks(gatewayId).isHeldByCurrentThread(key)) {
+            throw new IllegalStateException("the lock of " + gatewayId + "/" + key + " is not held");
+        }
+    }
+
+    private static Properties toProperties(StoredResource resource) {
+        Properties properties = new Properties();
+        properties.setProperty(BACKEND_ID, resource.backendId());
+        properties.setProperty(STATE, resource.state().name());
+        resource.labels().forEach((name, value) -> properties.setProperty(LABEL_PREFIX + name, value));
+        return properties;
+    }
+
+    private static Properties toProperties(Map<String, String> map) {
+        Properties properties = new Properties();
+        properties.putAll(map);
+        return properties;
+    }
+
+    /** Writes {@code properties} to a temporary file next to {@code file} and renames it over {@code file}. */
+    private static void writeProperties(Path file, Properties properties, boolean ownerOnly) throws IOException {
+        Path temporary = file.resolveSibling("." + file.getFileName() + "-" + UUID.randomUUID());
+        try {
+            if (ownerOnly && supportsPosix(file)) {
+                Files.createFile(temporary, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
+            }
+            try (Writer writer = Files.newBufferedWriter(temporary, StandardCharsets.UTF_8)) {
+                properties.store(writer, null);
+            }
+            try {
+                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
+            } catch (AtomicMoveNotSupportedException e) {
+                throw new IOException("the file system of " + file + " cannot rename atomically", e);
+            }
+        } finally {
+            Files.deleteIfExists(temporary);
+        }
+    }
+
+    private static boolean supportsPosix(Path file) {
+        return file.getFileSystem().supportedFileAttributeViews().contains("posix");
+    }
+
+    private static List<String> childNames(Path folder) {
+        var names = new ArrayList<String>();
+        try (DirectoryStream<Path> children = Files.newDirectoryStream(folder)) {
+            for (Path child : children) {
+                names.add(child.getFileName().toString());
+            }
+        } catch (NoSuchFileException e) {
+            return List.of();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + folder, e);
+        }
+        return names;
+    }
+
+    private static void deleteTree(Path tree) {
+        try (Stream<Path> paths = Files.walk(tree)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                try {
+                    Files.deleteIfExists(path);
+                } catch (FileSystemException e) {
+                    // another process deletes the same tree
+                }
+            }
+        } catch (NoSuchFileException e) {
+            // already gone
+        } catch (IOException | UncheckedIOException e) {
+            // left for sweep()
+        }
+    }
+}

@@ -1,0 +1,426 @@
+package dev.sandgate.driver.reference;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.CreateResult;
+import dev.sandgate.spi.DeleteResult;
+import dev.sandgate.spi.DriverCapabilities;
+import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.Labels;
+import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.Mismatch;
+import dev.sandgate.spi.MutationHook;
+import dev.sandgate.spi.SandboxObservation;
+import dev.sandgate.spi.SandboxRef;
+import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.spi.SandboxState;
+import dev.sandgate.spi.SandboxWatcher;
+import dev.sandgate.spi.StartResult;
+import dev.sandgate.spi.StopResult;
+import dev.sandgate.spi.WatchSubscription;
+import java.io.UncheckedIOException;
+import java.lang.System.Logger.Level;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * The reference driver: every rule of {@link ComputeDriver}, over a {@link DirectoryBackend}. Executions are simulated
+ * (a state flag); identity, generations, idempotency, the mutation hook and the backend id checks are real.
+ *
+ * <p>A sandbox is the resource stored under its id in this gateway's folder. Every operation reads it without a lock,
+ * verifies its stamps against the request, decides, and, if it must change something, calls the {@link MutationHook}
+ * with the resource's backend id, then takes the sandbox's lock, reads it again and goes on only if the backend id is
+ * still the one it verified: a resource replaced meanwhile is never touched (ABORTED, or NOT_FOUND if it is gone).
+ */
+final class ReferenceDriver implements ComputeDriver {
+    private static final System.Logger LOG = System.getLogger(ReferenceDriver.class.getName());
+
+    private final DirectoryBackend backend;
+    private final String gatewayId;
+    private final MutationHook mutationHook;
+    private final DriverCapabilities capabilities;
+    private final Duration watchInterval;
+    private final Set<DirectoryWatch> watches = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    ReferenceDriver(DirectoryBackend backend, ReferenceSettings settings, DriverContext context) {
+        this.backend = requireNonNull(backend, "backend is null");
+        this.gatewayId = context.gatewayId();
+        this.mutationHook = context.mutationHook();
+        this.capabilities = new DriverCapabilities(settings.enforceableFields(), settings.launchPolicyOnStart(), true);
+        this.watchInterval = settings.watchInterval();
+    }
+
+    @Override
+    public DriverCapabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public void validate(SandboxSpec spec, LaunchInput launch) {
+        requireNonNull(spec, "spec is null");
+        requireNonNull(launch, "launch is null");
+        requireOpen();
+        capabilities.requireEnforceable(launch.policy());
+    }
+
+    @Override
+    public CreateResult create(SandboxRef ref, SandboxSpec spec, LaunchInput launch) {
+        requireNonNull(ref, "ref is null");
+        validate(spec, launch);
+        return boundary(() -> backend.locked(gatewayId, ref.id(), () -> {
+            Optional<StoredResource> existing = backend.read(gatewayId, ref.id());
+            if (existing.isPresent()) {
+                StoredResource resource = verified(ref, existing.get());
+                long generation = generation(resource);
+                String digest = resource.label(Labels.POLICY_DIGEST);
+                if (generation == launch.generation()
+                        && launch.policy().digest().equals(digest)) {
+                    return new CreateResult(observe(resource), false);
+                }
+                throw new DriverException(
+                        DriverErrorCode.ALREADY_EXISTS,
+                        "sandbox " + ref.id() + " exists at generation " + generation + " with policy " + digest,
+                        alreadyExistsDetail(launch, generation, digest),
+                        null);
+            }
+            var stamps = new TreeMap<>(spec.labels());
+            stamps.putAll(managedStamps(ref, launch));
+            var resource = new StoredResource(
+                    gatewayId, ref.id(), UUID.randomUUID().toString(), StoredResource.State.RUNNING, stamps);
+            backend.insert(resource, SpecCodec.encode(spec));
+            LOG.log(Level.DEBUG, "created {0} at generation {1}", ref, launch.generation());
+            return new CreateResult(observe(resource), true);
+        }));
+    }
+
+    @Override
+    public SandboxObservation get(SandboxRef ref) {
+        requireNonNull(ref, "ref is null");
+        requireOpen();
+        return boundary(() -> observe(resolve(ref)));
+    }
+
+    @Override
+    public List<SandboxObservation> list() {
+        requireOpen();
+        return boundary(() -> List.copyOf(
+                scan().values().stream().map(DirectoryWatch.Seen::observation).toList()));
+    }
+
+    @Override
+    public StartResult start(SandboxRef ref, LaunchInput launch) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(launch, "launch is null");
+        requireOpen();
+        capabilities.requireEnforceable(launch.policy());
+        return boundary(() -> {
+            StoredResource resolved = resolve(ref);
+            if (!mustLaunch(ref, resolved, launch)) {
+                return new StartResult(observe(resolved), false);
+            }
+            mutationHook.beforeMutation(ref, MutationHook.Operation.START, resolved.backendId());
+            return backend.locked(gatewayId, ref.id(), () -> {
+                StoredResource current = sameIncarnation(ref, resolved);
+                if (!mustLaunch(ref, current, launch)) {
+                    return new StartResult(observe(current), false);
+                }
+                storedSpec(ref); // a launch needs the spec kept at create
+                StoredResource launched = current.withState(StoredResource.State.RUNNING)
+                        .withLabels(Map.of(
+                                Labels.GENERATION, Long.toString(launch.generation()),
+                                Labels.POLICY_DIGEST, launch.policy().digest()));
+                backend.replace(launched);
+                LOG.log(Level.DEBUG, "started {0} at generation {1}", ref, launch.generation());
+                return new StartResult(observe(launched), true);
+            });
+        });
+    }
+
+    @Override
+    public StopResult stop(SandboxRef ref, OptionalLong expectedGeneration) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(expectedGeneration, "expectedGeneration is null");
+        requireOpen();
+        return boundary(() -> {
+            StoredResource resolved = resolve(ref);
+            requireExpectedGeneration(ref, resolved, expectedGeneration);
+            if (!resolved.running()) {
+                return new StopResult(observe(resolved), false);
+            }
+            mutationHook.beforeMutation(ref, MutationHook.Operation.STOP, resolved.backendId());
+            return backend.locked(gatewayId, ref.id(), () -> {
+                StoredResource current = sameIncarnation(ref, resolved);
+                requireExpectedGeneration(ref, current, expectedGeneration);
+                if (!current.running()) {
+                    return new StopResult(observe(current), false);
+                }
+                StoredResource stopped = current.withState(StoredResource.State.STOPPED);
+                backend.replace(stopped);
+                LOG.log(Level.DEBUG, "stopped {0}", ref);
+                return new StopResult(observe(stopped), true);
+            });
+        });
+    }
+
+    @Override
+    public DeleteResult delete(SandboxRef ref, OptionalLong expectedGeneration) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(expectedGeneration, "expectedGeneration is null");
+        requireOpen();
+        return boundary(() -> {
+            Optional<StoredResource> found = backend.read(gatewayId, ref.id());
+            if (found.isEmpty()) {
+                return new DeleteResult(false);
+            }
+            StoredResource resolved = verified(ref, found.get());
+            requireExpectedGeneration(ref, resolved, expectedGeneration);
+            mutationHook.beforeMutation(ref, MutationHook.Operation.DELETE, resolved.backendId());
+            return backend.locked(gatewayId, ref.id(), () -> {
+                Optional<StoredResource> now = backend.read(gatewayId, ref.id());
+                if (now.isEmpty()) {
+                    return new DeleteResult(false); // someone else removed it; nothing carries the id
+                }
+                StoredResource current = requireSameIncarnation(ref, resolved, now.get());
+                requireExpectedGeneration(ref, current, expectedGeneration);
+                boolean removed = backend.remove(gatewayId, ref.id());
+                LOG.log(Level.DEBUG, "deleted {0}", ref);
+                return new DeleteResult(removed);
+            });
+        });
+    }
+
+    @Override
+    public WatchSubscription watch(SandboxWatcher watcher) {
+        requireNonNull(watcher, "watcher is null");
+        requireOpen();
+        var holder = new DirectoryWatch[1];
+        DirectoryWatch watch = new DirectoryWatch(
+                "sandgate-reference-watch-" + gatewayId,
+                this::scan,
+                watcher,
+                watchInterval,
+                () -> watches.remove(holder[0]));
+        holder[0] = watch;
+        watches.add(watch);
+        watch.start();
+        return watch;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        for (DirectoryWatch watch : List.copyOf(watches)) {
+            watch.close();
+        }
+    }
+
+    /** Every resource of this gateway that is a sandbox: stored under its own id and stamped by this gateway. */
+    private Map<String, DirectoryWatch.Seen> scan() {
+        var seen = new HashMap<String, DirectoryWatch.Seen>();
+        for (StoredResource resource : backend.list(gatewayId)) {
+            if (!resource.key().equals(resource.label(Labels.SANDBOX_ID))
+                    || !gatewayId.equals(resource.label(Labels.GATEWAY_ID))) {
+                continue; // not a sandbox of this gateway's layout
+            }
+            try {
+                seen.put(resource.key(), new DirectoryWatch.Seen(resource.backendId(), observe(resource)));
+            } catch (DriverException e) {
+                LOG.log(Level.WARNING, "skipping resource {0}: {1}", resource.key(), e.getMessage());
+            }
+        }
+        return seen;
+    }
+
+    /** The resource carrying {@code ref.id()}, verified; NOT_FOUND or FAILED_PRECONDITION otherwise. */
+    private StoredResource resolve(SandboxRef ref) {
+        return verified(ref, backend.read(gatewayId, ref.id()).orElseThrow(() -> DriverException.notFound(ref)));
+    }
+
+    /** Checks that the resource stored under {@code ref.id()} is that sandbox, of this gateway, at that locator. */
+    private StoredResource verified(SandboxRef ref, StoredResource resource) {
+        String stampedId = resource.label(Labels.SANDBOX_ID);
+        if (!ref.id().equals(stampedId)) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "the resource stored for sandbox " + ref.id() + " carries sandbox id " + stampedId,
+                    List.of(new Mismatch(Mismatch.SANDBOX_ID, ref.id(), String.valueOf(stampedId))),
+                    null);
+        }
+        if (!gatewayId.equals(resource.label(Labels.GATEWAY_ID))) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "the resource stored for sandbox " + ref.id() + " is not stamped by gateway " + gatewayId,
+                    List.of(new Mismatch("gateway_id", gatewayId, String.valueOf(resource.label(Labels.GATEWAY_ID)))),
+                    null);
+        }
+        String workspace = resource.label(Labels.WORKSPACE);
+        String name = resource.label(Labels.NAME);
+        if (!ref.workspace().equals(workspace) || !ref.name().equals(name)) {
+            throw DriverException.identityMismatch(ref, String.valueOf(workspace), String.valueOf(name));
+        }
+        return resource;
+    }
+
+    /** Under the lock: the resource now stored for {@code ref}, which must be the incarnation resolved before. */
+    private StoredResource sameIncarnation(SandboxRef ref, StoredResource resolved) {
+        StoredResource now = backend.read(gatewayId, ref.id()).orElseThrow(() -> DriverException.notFound(ref));
+        return requireSameIncarnation(ref, resolved, now);
+    }
+
+    private StoredResource requireSameIncarnation(SandboxRef ref, StoredResource resolved, StoredResource now) {
+        if (!now.backendId().equals(resolved.backendId())) {
+            throw new DriverException(
+                    DriverErrorCode.ABORTED,
+                    "the resource of sandbox " + ref.id() + " was replaced between lookup and mutation; nothing was"
+                            + " changed");
+        }
+        return verified(ref, now);
+    }
+
+    /** The Start(G) rules: true to launch, false if already running at G; FAILED_PRECONDITION or UNSUPPORTED else. */
+    private boolean mustLaunch(SandboxRef ref, StoredResource resource, LaunchInput launch) {
+        long current = generation(resource);
+        String currentDigest = resource.label(Labels.POLICY_DIGEST);
+        String digest = launch.policy().digest();
+        if (current == launch.generation()) {
+            if (!digest.equals(currentDigest)) {
+                throw new DriverException(
+                        DriverErrorCode.FAILED_PRECONDITION,
+                        "sandbox " + ref.id() + " carries generation " + current + " with another policy",
+                        List.of(new Mismatch(Mismatch.POLICY_DIGEST, digest, String.valueOf(currentDigest))),
+                        null);
+            }
+            return !resource.running();
+        }
+        if (current > launch.generation()) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "launch input generation " + launch.generation() + " is older than generation " + current
+                            + " of sandbox " + ref.id(),
+                    List.of(generationMismatch(launch.generation(), current)),
+                    null);
+        }
+        if (resource.running()) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "sandbox " + ref.id() + " runs generation " + current + "; stop it before launching "
+                            + launch.generation(),
+                    List.of(generationMismatch(launch.generation(), current)),
+                    null);
+        }
+        if (!capabilities.launchPolicyOnStart() && !digest.equals(currentDigest)) {
+            throw new DriverException(
+                    DriverErrorCode.UNSUPPORTED,
+                    "this driver cannot launch sandbox " + ref.id() + " with another policy than its previous"
+                            + " execution had");
+        }
+        return true;
+    }
+
+    private void requireExpectedGeneration(SandboxRef ref, StoredResource resource, OptionalLong expected) {
+        long actual = generation(resource);
+        if (expected.isPresent() && expected.getAsLong() != actual) {
+            throw DriverException.generationMismatch(ref, expected.getAsLong(), actual);
+        }
+    }
+
+    private SandboxSpec storedSpec(SandboxRef ref) {
+        try {
+            return SpecCodec.decode(backend.readSpec(gatewayId, ref.id()));
+        } catch (IllegalArgumentException e) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "sandbox " + ref.id() + " cannot be launched: " + e.getMessage());
+        }
+    }
+
+    private Map<String, String> managedStamps(SandboxRef ref, LaunchInput launch) {
+        return Map.of(
+                Labels.MANAGED_BY, Labels.MANAGED_BY_VALUE,
+                Labels.GATEWAY_ID, gatewayId,
+                Labels.SANDBOX_ID, ref.id(),
+                Labels.WORKSPACE, ref.workspace(),
+                Labels.NAME, ref.name(),
+                Labels.GENERATION, Long.toString(launch.generation()),
+                Labels.POLICY_DIGEST, launch.policy().digest());
+    }
+
+    private SandboxObservation observe(StoredResource resource) {
+        var userLabels = new TreeMap<String, String>();
+        resource.labels().forEach((key, value) -> {
+            if (!Labels.isReserved(key)) {
+                userLabels.put(key, value);
+            }
+        });
+        SandboxRef ref = new SandboxRef(
+                resource.label(Labels.SANDBOX_ID), resource.label(Labels.WORKSPACE), resource.label(Labels.NAME));
+        SandboxState state = switch (resource.state()) {
+            case RUNNING -> SandboxState.RUNNING;
+            case STOPPED -> SandboxState.STOPPED;
+        };
+        String digest = resource.label(Labels.POLICY_DIGEST);
+        return new SandboxObservation(ref, generation(resource), state, digest == null ? "" : digest, userLabels, "");
+    }
+
+    private static long generation(StoredResource resource) {
+        String stamp = resource.label(Labels.GENERATION);
+        try {
+            long generation = Long.parseLong(String.valueOf(stamp));
+            if (generation >= 1) {
+                return generation;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new DriverException(
+                DriverErrorCode.INTERNAL, "resource " + resource.key() + " carries generation stamp '" + stamp + "'");
+    }
+
+    private static Mismatch generationMismatch(long expected, long actual) {
+        return new Mismatch(Mismatch.GENERATION, Long.toString(expected), Long.toString(actual));
+    }
+
+    private static List<Mismatch> alreadyExistsDetail(LaunchInput launch, long generation, String digest) {
+        var mismatches = new ArrayList<Mismatch>(2);
+        if (generation != launch.generation()) {
+            mismatches.add(generationMismatch(launch.generation(), generation));
+        }
+        if (!launch.policy().digest().equals(digest)) {
+            mismatches.add(new Mismatch(Mismatch.POLICY_DIGEST, launch.policy().digest(), String.valueOf(digest)));
+        }
+        return mismatches;
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new DriverException(DriverErrorCode.UNAVAILABLE, "the reference driver is closed");
+        }
+    }
+
+    /** Maps file system failures to UNAVAILABLE and unreadable records to INTERNAL, once, at the SPI boundary. */
+    private static <T> T boundary(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (UncheckedIOException e) {
+            throw new DriverException(
+                    DriverErrorCode.UNAVAILABLE, "the reference directory failed: " + e.getMessage(), e);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            throw new DriverException(
+                    DriverErrorCode.INTERNAL, "the reference directory is inconsistent: " + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package dev.sandgate.driver.reference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DirectoryBackendTest {
+    private static final String GATEWAY = "gw-test";
+
+    @TempDir
+    Path root;
+
+    private StoredResource resource(String key) {
+        return new StoredResource(
+                GATEWAY, key, "backend-" + key, StoredResource.State.RUNNING, Map.of("sandgate.dev/name", "n"));
+    }
+
+    private void insert(DirectoryBackend backend, StoredResource resource, Map<String, String> spec) {
+        backend.locked(GATEWAY, resource.key(), () -> {
+            backend.insert(resource, spec);
+            return null;
+        });
+    }
+
+    @Test
+    void anInsertedResourceIsReadBackWithItsLabelsStateAndWorkspace() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, resource("one"), Map.of("image", "x"));
+
+        assertThat(backend.read(GATEWAY, "one")).contains(resource("one"));
+        assertThat(backend.list(GATEWAY)).containsExactly(resource("one"));
+        assertThat(backend.workspace(GATEWAY, "one")).isDirectory();
+        assertThat(backend.readSpec(GATEWAY, "one")).containsEntry("image", "x");
+    }
+
+    @Test
+    void writesRequireTheKeysLock() {
+        var backend = new DirectoryBackend(root);
+
+        assertThatThrownBy(() -> backend.insert(resource("one"), Map.of()))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("lock");
+        assertThatThrownBy(() -> backend.remove(GATEWAY, "one")).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void aReplaceOfAnotherIncarnationIsRefused() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, resource("one"), Map.of());
+        var otherIncarnation =
+                new StoredResource(GATEWAY, "one", "another-backend-id", StoredResource.State.STOPPED, Map.of());
+
+        assertThatThrownBy(() -> backend.locked(GATEWAY, "one", () -> {
+                    backend.replace(otherIncarnation);
+                    return null;
+                }))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("replaced");
+        assertThat(backend.read(GATEWAY, "one")).contains(resource("one"));
+    }
+
+    @Test
+    void removeTakesTheResourceAndItsWorkspaceAndAnswersFalseOnceGone() throws IOException {
+        var backend = new DirectoryBackend(root);
+        insert(backend, resource("one"), Map.of());
+        Files.writeString(backend.workspace(GATEWAY, "one").resolve("data"), "kept until delete");
+
+        assertThat(backend.locked(GATEWAY, "one", () -> backend.remove(GATEWAY, "one")))
+                .isTrue();
+        assertThat(backend.locked(GATEWAY, "one", () -> backend.remove(GATEWAY, "one")))
+                .isFalse();
+        assertThat(backend.read(GATEWAY, "one")).isEmpty();
+        assertThat(backend.resourceFolder(GATEWAY, "one")).doesNotExist();
+        assertThat(root.resolve(GATEWAY).resolve("trash")).isEmptyDirectory();
+    }
+
+    @Test
+    void sweepDeletesWhatACrashedProcessLeftInTheTrash() throws IOException {
+        var backend = new DirectoryBackend(root);
+        Path leftover = root.resolve(GATEWAY).resolve("trash").resolve("one-crashed");
+        Files.createDirectories(leftover.resolve("workspace"));
+
+        backend.sweep(GATEWAY);
+
+        assertThat(leftover).doesNotExist();
+    }
+
+    @Test
+    void theStoredSpecIsReadableByItsOwnerOnly() throws IOException {
+        var backend = new DirectoryBackend(root);
+        insert(backend, resource("one"), Map.of("env.TOKEN", "s3cr3t"));
+
+        Path spec = backend.resourceFolder(GATEWAY, "one").resolve(DirectoryBackend.SPEC_FILE);
+        assertThat(Files.getPosixFilePermissions(spec))
+                .containsExactlyInAnyOrder(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+        assertThat(Files.readString(backend.resourceFolder(GATEWAY, "one").resolve(DirectoryBackend.RESOURCE_FILE)))
+                .doesNotContain("s3cr3t");
+    }
+
+    @Test
+    void theLockOfAKeyExcludesOtherThreads() throws Exception {
+        var backend = new DirectoryBackend(root);
+        var inside = new AtomicInteger();
+        var maximum = new AtomicInteger();
+        var start = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> futures = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                futures.add(threads.submit(() -> {
+                    start.await();
+                    for (int round = 0; round < 200; round++) {
+                        backend.locked(GATEWAY, "shared", () -> {
+                            maximum.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                            Thread.yield();
+                            inside.decrementAndGet();
+                            return null;
+                        });
+                    }
+                    return null;
+                }));
+            }
+            start.countDown();
+            for (Future<?> future : futures) {
+                future.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+        assertThat(maximum.get()).as("threads inside the lock at once").isEqualTo(1);
+    }
+
+    @Test
+    void anInterruptedThreadStillLocksAndKeepsItsInterruptStatus() {
+        var backend = new DirectoryBackend(root);
+        Thread.currentThread().interrupt();
+        try {
+            assertThat(backend.locked(GATEWAY, "one", () -> "done")).isEqualTo("done");
+            assertThat(Thread.currentThread().isInterrupted()).isTrue();
+        } finally {
+            Thread.interrupted();
+        }
+        assertThat(backend.locked(GATEWAY, "one", () -> "the lock file is still usable"))
+                .isNotNull();
+    }
+}

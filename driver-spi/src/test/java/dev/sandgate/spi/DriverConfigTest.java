@@ -1,0 +1,76 @@
+package dev.sandgate.spi;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+class DriverConfigTest {
+    private static DriverException refusal(Runnable call) {
+        DriverException refused = catchThrowableOfType(DriverException.class, call::run);
+        assertThat(refused).as("a DriverException").isNotNull();
+        assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
+        return refused;
+    }
+
+    @Test
+    void aBlankValueCountsAsAbsent() {
+        var config = new DriverConfig(Map.of("x.blank", "  "));
+
+        assertThat(config.get("x.blank")).isEmpty();
+        assertThat(config.get("x.blank", "fallback")).isEqualTo("fallback");
+        assertThat(refusal(() -> config.require("x.blank")).getMessage()).isEqualTo("x.blank: is required");
+    }
+
+    @Test
+    void withReturnsACopyWithOneMoreProperty() {
+        DriverConfig config = DriverConfig.EMPTY.with("x.a", "1");
+
+        assertThat(config.with("x.b", "2").properties()).containsOnly(Map.entry("x.a", "1"), Map.entry("x.b", "2"));
+        assertThat(config.properties()).containsOnly(Map.entry("x.a", "1"));
+        assertThat(DriverConfig.EMPTY.properties()).isEmpty();
+    }
+
+    @Test
+    void wholeNumbersAreParsedAndErrorsNameTheKey() {
+        assertThat(DriverConfig.EMPTY.with("x.n", " 42 ").getLong("x.n", 0)).isEqualTo(42);
+        assertThat(DriverConfig.EMPTY.getLong("x.n", 7)).isEqualTo(7);
+        assertThat(refusal(() -> DriverConfig.EMPTY.with("x.n", "4x").getLong("x.n", 0))
+                        .getMessage())
+                .startsWith("x.n: ");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"true,true", "YES,true", "1,true", "false,false", "no,false", "0,false"})
+    void booleansAreParsed(String value, boolean expected) {
+        assertThat(DriverConfig.EMPTY.with("x.b", value).getBoolean("x.b", !expected))
+                .isEqualTo(expected);
+    }
+
+    @Test
+    void aBooleanThatIsNeitherIsRefusedNamingTheKey() {
+        assertThat(refusal(() -> DriverConfig.EMPTY.with("x.b", "maybe").getBoolean("x.b", false))
+                        .getMessage())
+                .startsWith("x.b: ");
+    }
+
+    @ParameterizedTest
+    @CsvSource({"500ms,PT0.5S", "10s,PT10S", "2m,PT2M", "1h,PT1H", "PT10S,PT10S", "pt1m,PT1M"})
+    void durationsAreParsed(String value, String expected) {
+        assertThat(DriverConfig.EMPTY.with("x.d", value).getDuration("x.d", Duration.ZERO))
+                .isEqualTo(Duration.parse(expected));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"10", "s", "ms", "10S", "ten seconds", "P"})
+    void aDurationWithoutAKnownUnitIsRefusedNamingTheKey(String value) {
+        assertThat(refusal(() -> DriverConfig.EMPTY.with("x.d", value).getDuration("x.d", Duration.ZERO))
+                        .getMessage())
+                .startsWith("x.d: ");
+    }
+}

@@ -1,0 +1,539 @@
+package dev.sandgate.driver.vm;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.CreateResult;
+import dev.sandgate.spi.DeleteResult;
+import dev.sandgate.spi.DriverCapabilities;
+import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.Mismatch;
+import dev.sandgate.spi.MutationHook;
+import dev.sandgate.spi.PolicyField;
+import dev.sandgate.spi.SandboxObservation;
+import dev.sandgate.spi.SandboxRef;
+import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.spi.SandboxState;
+import dev.sandgate.spi.SandboxWatcher;
+import dev.sandgate.spi.StartResult;
+import dev.sandgate.spi.StaticPolicy;
+import dev.sandgate.spi.StopResult;
+import dev.sandgate.spi.WatchSubscription;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The VM driver: each sandbox is a QEMU virtual machine whose state lives in its own directory ({@link StateStore}).
+ *
+ * <p>A sandbox is the directory stored under its id in this gateway's directory, whose record carries that id and
+ * this gateway's id. Every operation reads the record without a lock, verifies its identity against the request and
+ * decides; to change anything it calls the {@link MutationHook} with the record's backend id, takes the sandbox's
+ * lock, reads the record again and goes on only if it is the same incarnation (else ABORTED: nothing is touched).
+ * Processes are acted on only through the record's {@link ProcessIdentity} (pid and start time), so a VM replaced
+ * behind the driver's back is never stopped or killed.
+ */
+final class VmDriver implements ComputeDriver {
+    private static final Logger LOG = LoggerFactory.getLogger(VmDriver.class);
+
+    /** What a VM enforces from outside the guest. The other fields would be guest settings its root could undo. */
+    static final Set<PolicyField> ENFORCEABLE =
+            Set.copyOf(EnumSet.of(PolicyField.NETWORK_NONE, PolicyField.MEMORY_LIMIT, PolicyField.CPU_LIMIT));
+
+    private final VmSettings settings;
+    private final StateStore store;
+    private final Qemu qemu;
+    private final String gatewayId;
+    private final MutationHook mutationHook;
+    private final DriverCapabilities capabilities = new DriverCapabilities(ENFORCEABLE, true, true);
+    private final Set<VmWatch> watches = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
+
+    VmDriver(VmSettings settings, StateStore store, DriverContext context) {
+        this.settings = requireNonNull(settings, "settings is null");
+        this.store = requireNonNull(store, "store is null");
+        this.qemu = new Qemu(settings);
+        this.gatewayId = context.gatewayId();
+        this.mutationHook = context.mutationHook();
+    }
+
+    @Override
+    public DriverCapabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public void validate(SandboxSpec spec, LaunchInput launch) {
+        requireNonNull(spec, "spec is null");
+        requireNonNull(launch, "launch is null");
+        requireOpen();
+        settings.image(spec.image());
+        ConfigDisk.validate(spec);
+        validateLaunch(launch);
+    }
+
+    private void validateLaunch(LaunchInput launch) {
+        capabilities.requireEnforceable(launch.policy());
+        StaticPolicy policy = launch.policy().staticPolicy();
+        if (policy.memoryLimitBytes() > 0 && policy.memoryLimitBytes() < VmSettings.MIN_MEMORY_BYTES) {
+            throw DriverException.invalidArgument(
+                    "policy.static.memory_limit_bytes",
+                    "a VM needs at least " + (VmSettings.MIN_MEMORY_BYTES >> 20) + " MiB to boot");
+        }
+    }
+
+    @Override
+    public CreateResult create(SandboxRef ref, SandboxSpec spec, LaunchInput launch) {
+        requireNonNull(ref, "ref is null");
+        validate(spec, launch);
+        return boundary(() -> store.locked(gatewayId, ref.id(), () -> {
+            Optional<VmRecord> existing = store.read(gatewayId, ref.id());
+            if (existing.isPresent()) {
+                VmRecord record = verified(ref, existing.get());
+                if (record.generation() == launch.generation()
+                        && record.policyDigest().equals(launch.policy().digest())) {
+                    return new CreateResult(observe(record), false);
+                }
+                throw alreadyExists(ref, record, launch);
+            }
+            var record = new VmRecord(
+                    UUID.randomUUID().toString(),
+                    VmRecord.stamps(
+                            spec.labels(),
+                            gatewayId,
+                            ref,
+                            launch.generation(),
+                            launch.policy().digest()),
+                    spec,
+                    launch.policy().revision(),
+                    VmRecord.Phase.LAUNCHING,
+                    Optional.empty());
+            Path prepared = store.prepare(gatewayId);
+            try {
+                qemu.createWorkspaceDisk(prepared.resolve(StateStore.WORKSPACE_DISK));
+                store.write(prepared, record);
+            } catch (IOException | RuntimeException e) {
+                StateStore.deleteTree(prepared);
+                throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+            }
+            if (!store.commit(prepared, gatewayId, ref.id())) {
+                StateStore.deleteTree(prepared);
+                throw new DriverException(
+                        DriverErrorCode.ABORTED, "a state directory for sandbox " + ref.id() + " appeared meanwhile");
+            }
+            VmRecord launched;
+            try {
+                launched = launch(ref, record, launch);
+            } catch (RuntimeException e) {
+                store.remove(gatewayId, ref.id()); // a create that cannot launch leaves nothing behind
+                throw e;
+            }
+            LOG.info(
+                    "created {} at generation {} ({})",
+                    ref,
+                    launch.generation(),
+                    launched.process().orElseThrow());
+            return new CreateResult(observe(launched), true);
+        }));
+    }
+
+    @Override
+    public SandboxObservation get(SandboxRef ref) {
+        requireNonNull(ref, "ref is null");
+        requireOpen();
+        return boundary(() -> observe(resolve(ref)));
+    }
+
+    @Override
+    public List<SandboxObservation> list() {
+        requireOpen();
+        return boundary(() -> scan().stream().map(Sample::observation).toList());
+    }
+
+    @Override
+    public StartResult start(SandboxRef ref, LaunchInput launch) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(launch, "launch is null");
+        requireOpen();
+        validateLaunch(launch);
+        return boundary(() -> {
+            VmRecord resolved = resolve(ref);
+            if (!mustLaunch(ref, resolved, launch)) {
+                return new StartResult(observe(resolved), false);
+            }
+            requireImage(ref, resolved);
+            mutationHook.beforeMutation(ref, MutationHook.Operation.START, resolved.backendId());
+            return store.locked(gatewayId, ref.id(), () -> {
+                VmRecord current = sameIncarnation(ref, resolved);
+                if (!mustLaunch(ref, current, launch)) {
+                    return new StartResult(observe(current), false);
+                }
+                VmRecord launching = current.withLaunch(
+                        launch.generation(),
+                        launch.policy().digest(),
+                        launch.policy().revision());
+                store.write(directory(ref), launching);
+                VmRecord launched = launch(ref, launching, launch);
+                LOG.info(
+                        "started {} at generation {} ({})",
+                        ref,
+                        launch.generation(),
+                        launched.process().orElseThrow());
+                return new StartResult(observe(launched), true);
+            });
+        });
+    }
+
+    @Override
+    public StopResult stop(SandboxRef ref, OptionalLong expectedGeneration) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(expectedGeneration, "expectedGeneration is null");
+        requireOpen();
+        return boundary(() -> {
+            VmRecord resolved = resolve(ref);
+            requireExpectedGeneration(ref, resolved, expectedGeneration);
+            if (resolved.liveProcess().isEmpty()) {
+                return new StopResult(observe(resolved), false);
+            }
+            mutationHook.beforeMutation(ref, MutationHook.Operation.STOP, resolved.backendId());
+            return store.locked(gatewayId, ref.id(), () -> {
+                VmRecord current = sameIncarnation(ref, resolved);
+                requireExpectedGeneration(ref, current, expectedGeneration);
+                Optional<ProcessIdentity> process = current.liveProcess();
+                if (process.isEmpty()) {
+                    return new StopResult(observe(current), false);
+                }
+                Path directory = directory(ref);
+                boolean guestListens = GuestReport.read(directory.resolve(StateStore.CONTROL_LOG))
+                        .readyAt(current.generation());
+                qemu.stop(process.get(), guestListens);
+                VmRecord stopped = current.stopped();
+                store.write(directory, stopped);
+                LOG.info("stopped {} at generation {}", ref, current.generation());
+                return new StopResult(observe(stopped), true);
+            });
+        });
+    }
+
+    @Override
+    public DeleteResult delete(SandboxRef ref, OptionalLong expectedGeneration) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(expectedGeneration, "expectedGeneration is null");
+        requireOpen();
+        return boundary(() -> {
+            Optional<VmRecord> found = store.read(gatewayId, ref.id());
+            if (found.isEmpty()) {
+                return new DeleteResult(false);
+            }
+            VmRecord resolved = verified(ref, found.get());
+            requireExpectedGeneration(ref, resolved, expectedGeneration);
+            mutationHook.beforeMutation(ref, MutationHook.Operation.DELETE, resolved.backendId());
+            return store.locked(gatewayId, ref.id(), () -> {
+                Optional<VmRecord> now = store.read(gatewayId, ref.id());
+                if (now.isEmpty()) {
+                    return new DeleteResult(false); // removed meanwhile: nothing carries the id any more
+                }
+                VmRecord current = requireSameIncarnation(ref, resolved, now.get());
+                requireExpectedGeneration(ref, current, expectedGeneration);
+                current.liveProcess().ifPresent(process -> qemu.stop(process, false));
+                boolean removed = store.remove(gatewayId, ref.id());
+                LOG.info("deleted {}", ref);
+                return new DeleteResult(removed);
+            });
+        });
+    }
+
+    @Override
+    public WatchSubscription watch(SandboxWatcher watcher) {
+        requireNonNull(watcher, "watcher is null");
+        requireOpen();
+        var holder = new VmWatch[1];
+        VmWatch watch = new VmWatch(
+                "sandgate-vm-watch-" + gatewayId,
+                () -> boundary(this::scan),
+                watcher,
+                settings.watchInterval(),
+                () -> watches.remove(holder[0]));
+        holder[0] = watch;
+        watches.add(watch);
+        watch.start();
+        return watch;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        List.copyOf(watches).forEach(VmWatch::close);
+    }
+
+    // ---- launching
+
+    /** Writes the launch input, starts QEMU and records its process; records a failed launch before rethrowing. */
+    private VmRecord launch(SandboxRef ref, VmRecord launching, LaunchInput launch) {
+        Path directory = directory(ref);
+        VmImage image = requireImage(ref, launching);
+        try {
+            ConfigDisk.write(directory.resolve(StateStore.CONFIG_DISK), ref, launching.spec(), launch);
+            ProcessIdentity process = qemu.launch(directory, qemu.arguments(image, ref, launch));
+            VmRecord launched = launching.withProcess(process);
+            store.write(directory, launched);
+            return launched;
+        } catch (IOException e) {
+            store.write(directory, launching.launchFailed());
+            throw new UncheckedIOException(e);
+        } catch (RuntimeException e) {
+            store.write(directory, launching.launchFailed());
+            throw e;
+        }
+    }
+
+    private VmImage requireImage(SandboxRef ref, VmRecord record) {
+        try {
+            return settings.image(record.spec().image());
+        } catch (DriverException e) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "sandbox " + ref.id() + " cannot be launched: " + e.getMessage());
+        }
+    }
+
+    /** The Start(G) rules: true to launch, false if already running at G; FAILED_PRECONDITION otherwise. */
+    private static boolean mustLaunch(SandboxRef ref, VmRecord record, LaunchInput launch) {
+        long current = record.generation();
+        boolean running = record.liveProcess().isPresent();
+        if (current == launch.generation()) {
+            if (!launch.policy().digest().equals(record.policyDigest())) {
+                throw new DriverException(
+                        DriverErrorCode.FAILED_PRECONDITION,
+                        "sandbox " + ref.id() + " carries generation " + current + " with another policy",
+                        List.of(new Mismatch(
+                                Mismatch.POLICY_DIGEST, launch.policy().digest(), record.policyDigest())),
+                        null);
+            }
+            return !running;
+        }
+        if (current > launch.generation()) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "launch input generation " + launch.generation() + " is older than generation " + current
+                            + " of sandbox " + ref.id(),
+                    List.of(generationMismatch(launch.generation(), current)),
+                    null);
+        }
+        if (running) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "sandbox " + ref.id() + " runs generation " + current + "; stop it before launching "
+                            + launch.generation(),
+                    List.of(generationMismatch(launch.generation(), current)),
+                    null);
+        }
+        return true;
+    }
+
+    // ---- identity
+
+    /** The record carrying {@code ref.id()}, verified; NOT_FOUND or FAILED_PRECONDITION otherwise. */
+    private VmRecord resolve(SandboxRef ref) {
+        return verified(ref, store.read(gatewayId, ref.id()).orElseThrow(() -> DriverException.notFound(ref)));
+    }
+
+    /** Checks that the record stored under {@code ref.id()} is that sandbox, of this gateway, at that locator. */
+    private VmRecord verified(SandboxRef ref, VmRecord record) {
+        if (!ref.id().equals(record.sandboxId())) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "the state directory of sandbox " + ref.id() + " carries sandbox id " + record.sandboxId(),
+                    List.of(new Mismatch(Mismatch.SANDBOX_ID, ref.id(), record.sandboxId())),
+                    null);
+        }
+        if (!gatewayId.equals(record.gatewayId())) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "the state directory of sandbox " + ref.id() + " is not stamped by gateway " + gatewayId,
+                    List.of(new Mismatch("gateway_id", gatewayId, record.gatewayId())),
+                    null);
+        }
+        if (!ref.workspace().equals(record.workspace()) || !ref.name().equals(record.name())) {
+            throw DriverException.identityMismatch(ref, record.workspace(), record.name());
+        }
+        return record;
+    }
+
+    /** Under the lock: the record now stored for {@code ref}, which must be the incarnation resolved before. */
+    private VmRecord sameIncarnation(SandboxRef ref, VmRecord resolved) {
+        VmRecord now = store.read(gatewayId, ref.id()).orElseThrow(() -> DriverException.notFound(ref));
+        return requireSameIncarnation(ref, resolved, now);
+    }
+
+    private VmRecord requireSameIncarnation(SandboxRef ref, VmRecord resolved, VmRecord now) {
+        if (!now.backendId().equals(resolved.backendId())) {
+            throw new DriverException(
+                    DriverErrorCode.ABORTED,
+                    "the state directory of sandbox " + ref.id() + " was replaced between lookup and mutation;"
+                            + " nothing was changed");
+        }
+        return verified(ref, now);
+    }
+
+    private static void requireExpectedGeneration(SandboxRef ref, VmRecord record, OptionalLong expected) {
+        if (expected.isPresent() && expected.getAsLong() != record.generation()) {
+            throw DriverException.generationMismatch(ref, expected.getAsLong(), record.generation());
+        }
+    }
+
+    private Path directory(SandboxRef ref) {
+        return store.sandboxDirectory(gatewayId, ref.id());
+    }
+
+    // ---- observing
+
+    /** One sandbox as a scan saw it: its incarnation, what the guest reported, and what the driver observes. */
+    record Sample(
+            String backendId, Optional<ProcessIdentity> process, GuestReport report, SandboxObservation observation) {}
+
+    /** Every sandbox of this gateway: stored under its own id and stamped by this gateway. */
+    private List<Sample> scan() {
+        var samples = new ArrayList<Sample>();
+        for (StateStore.Entry entry : store.list(
+                gatewayId, (directory, problem) -> LOG.warn("skipping {}: {}", directory, problem.getMessage()))) {
+            VmRecord record = entry.record();
+            if (!entry.directoryName().equals(record.sandboxId()) || !gatewayId.equals(record.gatewayId())) {
+                continue; // not a sandbox of this gateway's layout
+            }
+            try {
+                samples.add(sample(record));
+            } catch (IllegalArgumentException | DriverException e) {
+                LOG.warn("skipping sandbox {}: {}", entry.directoryName(), e.getMessage());
+            }
+        }
+        return samples;
+    }
+
+    private SandboxObservation observe(VmRecord record) {
+        return sample(record).observation();
+    }
+
+    /**
+     * Observes {@code record}: its process and what the guest of that process reported. If the record changes while
+     * the guest's report is read (a stop and a new launch in between), the new record is observed instead, so that
+     * a report is never attributed to another generation or process than the one that wrote it.
+     */
+    private Sample sample(VmRecord record) {
+        Path directory = store.sandboxDirectory(record.gatewayId(), record.sandboxId());
+        VmRecord current = record;
+        for (int attempt = 0; ; attempt++) {
+            Optional<ProcessIdentity> live = current.liveProcess();
+            GuestReport report = current.process().isPresent()
+                    ? GuestReport.read(directory.resolve(StateStore.CONTROL_LOG))
+                    : GuestReport.EMPTY;
+            Optional<VmRecord> after = store.read(record.gatewayId(), record.sandboxId());
+            if (after.isEmpty() || after.get().equals(current) || attempt == 3) {
+                return new Sample(current.backendId(), live, report, observation(current, live, report));
+            }
+            current = after.get();
+        }
+    }
+
+    private static SandboxObservation observation(VmRecord record, Optional<ProcessIdentity> live, GuestReport report) {
+        State state = switch (record.phase()) {
+            case LAUNCHING -> new State(SandboxState.PROVISIONING, "starting QEMU");
+            case LAUNCH_FAILED ->
+                new State(SandboxState.FAILED, "QEMU could not be started (see qemu.log in the state directory)");
+            case STOPPED -> new State(live.isPresent() ? SandboxState.STOPPING : SandboxState.STOPPED, "");
+            case RUNNING -> launched(record, live, report);
+        };
+        return new SandboxObservation(
+                record.ref(),
+                record.generation(),
+                state.state(),
+                record.policyDigest(),
+                record.userLabels(),
+                state.detail());
+    }
+
+    private record State(SandboxState state, String detail) {}
+
+    /** The state of a VM that the driver launched and has not stopped: from its process and its guest's report. */
+    private static State launched(VmRecord record, Optional<ProcessIdentity> live, GuestReport report) {
+        OptionalInt exit = report.exitStatus();
+        Optional<String> failure = report.failure();
+        if (failure.isPresent()) {
+            return new State(SandboxState.FAILED, "the guest failed: " + failure.get());
+        }
+        if (live.isPresent()) {
+            if (exit.isPresent()) {
+                return new State(SandboxState.STOPPING, "the workload exited with status " + exit.getAsInt());
+            }
+            if (report.stopping()) {
+                return new State(SandboxState.STOPPING, "");
+            }
+            if (report.readyAt(record.generation())) {
+                return new State(SandboxState.RUNNING, "");
+            }
+            return new State(SandboxState.PROVISIONING, "booting");
+        }
+        if (exit.isPresent()) {
+            return new State(
+                    exit.getAsInt() == 0 ? SandboxState.STOPPED : SandboxState.FAILED,
+                    "the workload exited with status " + exit.getAsInt());
+        }
+        return new State(SandboxState.FAILED, "the VM exited without being stopped");
+    }
+
+    // ---- errors
+
+    private static DriverException alreadyExists(SandboxRef ref, VmRecord record, LaunchInput launch) {
+        var mismatches = new ArrayList<Mismatch>(2);
+        if (record.generation() != launch.generation()) {
+            mismatches.add(generationMismatch(launch.generation(), record.generation()));
+        }
+        if (!record.policyDigest().equals(launch.policy().digest())) {
+            mismatches.add(new Mismatch(Mismatch.POLICY_DIGEST, launch.policy().digest(), record.policyDigest()));
+        }
+        return new DriverException(
+                DriverErrorCode.ALREADY_EXISTS,
+                "sandbox " + ref.id() + " exists at generation " + record.generation() + " with policy "
+                        + record.policyDigest(),
+                mismatches,
+                null);
+    }
+
+    private static Mismatch generationMismatch(long expected, long actual) {
+        return new Mismatch(Mismatch.GENERATION, Long.toString(expected), Long.toString(actual));
+    }
+
+    private void requireOpen() {
+        if (closed) {
+            throw new DriverException(DriverErrorCode.UNAVAILABLE, "the VM driver is closed");
+        }
+    }
+
+    /** Maps file system failures to UNAVAILABLE and unreadable records to INTERNAL, once, at the SPI boundary. */
+    private static <T> T boundary(Supplier<T> call) {
+        try {
+            return call.get();
+        } catch (UncheckedIOException e) {
+            throw new DriverException(
+                    DriverErrorCode.UNAVAILABLE, "the VM state directory failed: " + e.getMessage(), e);
+        } catch (IllegalArgumentException e) {
+            throw new DriverException(
+                    DriverErrorCode.INTERNAL, "a VM state directory is inconsistent: " + e.getMessage(), e);
+        }
+    }
+}

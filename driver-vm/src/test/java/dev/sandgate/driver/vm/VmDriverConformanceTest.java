@@ -1,0 +1,42 @@
+package dev.sandgate.driver.vm;
+
+import dev.sandgate.conformance.BackendProbe;
+import dev.sandgate.conformance.ComputeDriverConformanceTest;
+import dev.sandgate.spi.ComputeDriverProvider;
+import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.SandboxSpec;
+import java.nio.file.Path;
+import java.time.Duration;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The conformance kit against real QEMU VMs booting the test image (scripts/images/vm/build.sh). */
+class VmDriverConformanceTest extends ComputeDriverConformanceTest {
+    @TempDir
+    static Path stateDirectory;
+
+    @Override
+    protected ComputeDriverProvider provider() {
+        return new VmDriverProvider();
+    }
+
+    @Override
+    protected DriverConfig config() {
+        return VmTestImage.config(stateDirectory);
+    }
+
+    @Override
+    protected BackendProbe probe() {
+        return new VmBackendProbe(VmSettings.from(config()));
+    }
+
+    @Override
+    protected SandboxSpec runningSpec() {
+        return SandboxSpec.ofImage(VmTestImage.IMAGE);
+    }
+
+    /** A boot takes 5 to 8 s under TCG on an idle machine; far longer while the machine compiles. */
+    @Override
+    protected Duration readinessTimeout() {
+        return Duration.ofSeconds(120);
+    }
+}

@@ -1,0 +1,96 @@
+package dev.sandgate.gateway.error;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.Mismatch;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * The one exception the gateway's own code throws: a {@link ErrorReason}, a message without secrets, and structured
+ * detail (the offending field, expected-vs-actual mismatches, metadata). The gRPC layer maps it to a status in one
+ * place; the lifecycle records it as the result of a request so that a replay answers the same.
+ */
+public final class GatewayException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    private final ErrorReason reason;
+    private final String field;
+    private final List<Mismatch> mismatches;
+    private final Map<String, String> metadata;
+
+    public GatewayException(
+            ErrorReason reason, String message, String field, List<Mismatch> mismatches, Map<String, String> metadata) {
+        super(requireNonNull(message, "message is null"));
+        this.reason = requireNonNull(reason, "reason is null");
+        this.field = field;
+        this.mismatches = List.copyOf(requireNonNull(mismatches, "mismatches is null"));
+        this.metadata = Map.copyOf(requireNonNull(metadata, "metadata is null"));
+    }
+
+    public GatewayException(ErrorReason reason, String message) {
+        this(reason, message, null, List.of(), Map.of());
+    }
+
+    public ErrorReason reason() {
+        return reason;
+    }
+
+    /** The request field at fault (for {@link ErrorReason#INVALID_FIELD}), e.g. {@code target.name}. */
+    public Optional<String> field() {
+        return Optional.ofNullable(field);
+    }
+
+    public List<Mismatch> mismatches() {
+        return mismatches;
+    }
+
+    /** Extra machine-readable detail for the ErrorInfo metadata, sorted by key. */
+    public Map<String, String> metadata() {
+        return new TreeMap<>(metadata);
+    }
+
+    public static GatewayException invalidField(String field, String problem) {
+        return new GatewayException(ErrorReason.INVALID_FIELD, field + ": " + problem, field, List.of(), Map.of());
+    }
+
+    public static GatewayException withMismatch(ErrorReason reason, String message, Mismatch mismatch) {
+        return new GatewayException(reason, message, null, List.of(mismatch), Map.of());
+    }
+
+    /**
+     * The gateway's reading of a driver's refusal. INVALID_ARGUMENT keeps the field the driver named (its messages
+     * are {@code field: problem}).
+     */
+    public static GatewayException fromDriver(DriverException e) {
+        String message = "driver: " + e.getMessage();
+        return switch (e.code()) {
+            case INVALID_ARGUMENT -> {
+                String text = e.getMessage();
+                int colon = text.indexOf(": ");
+                String field = colon > 0 ? text.substring(0, colon) : "request";
+                yield new GatewayException(ErrorReason.INVALID_FIELD, message, field, List.of(), Map.of());
+            }
+            case NOT_FOUND -> new GatewayException(ErrorReason.RUNTIME_MISSING, message);
+            case ALREADY_EXISTS -> new GatewayException(ErrorReason.RUNTIME_ALREADY_EXISTS, message);
+            case FAILED_PRECONDITION ->
+                new GatewayException(ErrorReason.RUNTIME_CONFLICT, message, null, e.mismatches(), Map.of());
+            case UNSUPPORTED -> new GatewayException(ErrorReason.DRIVER_CAPABILITY_MISSING, message);
+            case ABORTED -> new GatewayException(ErrorReason.DRIVER_ABORTED, message);
+            case UNAVAILABLE, DEADLINE_EXCEEDED -> new GatewayException(ErrorReason.DRIVER_UNAVAILABLE, message);
+            case INTERNAL -> new GatewayException(ErrorReason.DRIVER_INTERNAL, message);
+        };
+    }
+
+    /** Whether a driver failure leaves the outcome unknown, so the transition must stay pending and be retried. */
+    public static boolean isTransient(DriverErrorCode code) {
+        return switch (code) {
+            case UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED -> true;
+            case INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION, UNSUPPORTED, INTERNAL -> false;
+        };
+    }
+}

@@ -1,0 +1,611 @@
+package dev.sandgate.gateway.grpc;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.protobuf.CodedOutputStream;
+import com.google.protobuf.Message;
+import com.google.protobuf.Timestamp;
+import dev.sandgate.api.v1.Condition;
+import dev.sandgate.api.v1.CreateSandboxRequest;
+import dev.sandgate.api.v1.CreateSandboxResponse;
+import dev.sandgate.api.v1.DeleteOutcome;
+import dev.sandgate.api.v1.DeleteSandboxRequest;
+import dev.sandgate.api.v1.DeleteSandboxResponse;
+import dev.sandgate.api.v1.Execution;
+import dev.sandgate.api.v1.ExecutionPrecondition;
+import dev.sandgate.api.v1.GetSandboxPolicyResponse;
+import dev.sandgate.api.v1.LaunchInput;
+import dev.sandgate.api.v1.ListSandboxesRequest;
+import dev.sandgate.api.v1.Operation;
+import dev.sandgate.api.v1.Phase;
+import dev.sandgate.api.v1.PolicyRevision;
+import dev.sandgate.api.v1.ResourceRequests;
+import dev.sandgate.api.v1.Sandbox;
+import dev.sandgate.api.v1.SandboxPolicy;
+import dev.sandgate.api.v1.SandboxTarget;
+import dev.sandgate.api.v1.StartOutcome;
+import dev.sandgate.api.v1.StartSandboxRequest;
+import dev.sandgate.api.v1.StartSandboxResponse;
+import dev.sandgate.api.v1.StopOutcome;
+import dev.sandgate.api.v1.StopSandboxRequest;
+import dev.sandgate.api.v1.StopSandboxResponse;
+import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
+import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
+import dev.sandgate.api.v1.WatchEventType;
+import dev.sandgate.api.v1.WatchSandboxesRequest;
+import dev.sandgate.api.v1.WatchSandboxesResponse;
+import dev.sandgate.gateway.error.GatewayException;
+import dev.sandgate.gateway.lifecycle.Commands;
+import dev.sandgate.gateway.lifecycle.MutationReply;
+import dev.sandgate.gateway.lifecycle.Observation;
+import dev.sandgate.gateway.lifecycle.OperationView;
+import dev.sandgate.gateway.lifecycle.Outcome;
+import dev.sandgate.gateway.lifecycle.PolicyView;
+import dev.sandgate.gateway.lifecycle.SandboxChange;
+import dev.sandgate.gateway.policy.PolicyDocument;
+import dev.sandgate.gateway.store.ConditionRecord;
+import dev.sandgate.gateway.store.PolicyMode;
+import dev.sandgate.gateway.store.PolicyRevisionRecord;
+import dev.sandgate.gateway.store.SandboxFilter;
+import dev.sandgate.gateway.store.SandboxPhase;
+import dev.sandgate.gateway.store.SandboxRecord;
+import dev.sandgate.gateway.store.StoreTransaction.SandboxKey;
+import dev.sandgate.gateway.store.StoredSpec;
+import dev.sandgate.gateway.token.ExecutionTokens;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.Identifiers;
+import dev.sandgate.spi.Labels;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.EnumSet;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.regex.Pattern;
+
+/**
+ * The one mapper between the public API ({@code sandgate.v1}) and the gateway's domain. It also validates requests:
+ * every problem is INVALID_FIELD naming the field, raised before anything is written.
+ */
+public final class ApiMapper {
+    public static final int DEFAULT_PAGE_SIZE = 100;
+    public static final int MAX_PAGE_SIZE = 1000;
+    static final int MAX_ARGV_ENTRIES = 256;
+    static final int MAX_ARGV_LENGTH = 4096;
+    static final int MAX_ENVIRONMENT_ENTRIES = 256;
+    static final int MAX_ENVIRONMENT_VALUE_LENGTH = 32 * 1024;
+
+    private static final Pattern UUID_TEXT =
+            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+    private final ExecutionTokens tokens;
+    private final String driverName;
+
+    public ApiMapper(ExecutionTokens tokens, String driverName) {
+        this.tokens = requireNonNull(tokens, "tokens is null");
+        this.driverName = requireNonNull(driverName, "driverName is null");
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Requests -> commands
+
+    public Commands.Create create(CreateSandboxRequest request) {
+        Commands.RequestMeta meta = meta("CreateSandbox", request.getRequestId(), request);
+        String workspace = dnsLabel("workspace", request.getWorkspace());
+        String name = dnsLabel("name", request.getName());
+        if (!request.hasSpec()) {
+            throw GatewayException.invalidField("spec", "is required");
+        }
+        var spec = request.getSpec();
+        argv("spec.command", spec.getCommandList());
+        argv("spec.args", spec.getArgsList());
+        if (spec.getEnvironmentCount() > MAX_ENVIRONMENT_ENTRIES) {
+            throw GatewayException.invalidField(
+                    "spec.environment", "at most " + MAX_ENVIRONMENT_ENTRIES + " variables are allowed");
+        }
+        spec.getEnvironmentMap().forEach((key, value) -> {
+            if (value.length() > MAX_ENVIRONMENT_VALUE_LENGTH) {
+                throw GatewayException.invalidField(
+                        "spec.environment[" + key + "]",
+                        "values must be at most " + MAX_ENVIRONMENT_VALUE_LENGTH + " characters");
+            }
+        });
+        for (String key : request.getLabelsMap().keySet()) {
+            if (Labels.isReserved(key)) {
+                throw GatewayException.invalidField(
+                        "labels[" + key + "]", "keys under " + Labels.RESERVED_PREFIX + " are reserved for the gateway");
+            }
+        }
+        StoredSpec stored = new StoredSpec(
+                spec.getImage(),
+                spec.getCommandList(),
+                spec.getArgsList(),
+                spec.getEnvironmentMap(),
+                spec.getResources().getMemoryBytes(),
+                spec.getResources().getMilliCpus());
+        try {
+            stored.toSpi(request.getLabelsMap());
+        } catch (DriverException e) {
+            throw fromSpi(e, "spec");
+        }
+        PolicyDocument policy = request.hasPolicy() ? PolicyDocument.parse(request.getPolicy().getDocument()) : PolicyDocument.DEFAULT;
+        PolicyMode mode =
+                switch (request.getPolicy().getMode()) {
+                    case POLICY_MODE_UNSPECIFIED, LIVE -> PolicyMode.LIVE;
+                    case FROZEN -> PolicyMode.FROZEN;
+                    case UNRECOGNIZED -> throw GatewayException.invalidField("policy.mode", "is not a policy mode");
+                };
+        return new Commands.Create(
+                meta, workspace, name, stored, request.getLabelsMap(), policy, mode, request.getWaitUntilReady());
+    }
+
+    public Commands.Stop stop(StopSandboxRequest request) {
+        Commands.RequestMeta meta = meta("StopSandbox", request.getRequestId(), request);
+        Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
+        Optional<Commands.Precondition> precondition =
+                request.hasPrecondition() ? Optional.of(precondition(request.getPrecondition())) : Optional.empty();
+        return new Commands.Stop(meta, target, precondition);
+    }
+
+    public Commands.Start start(StartSandboxRequest request) {
+        Commands.RequestMeta meta = meta("StartSandbox", request.getRequestId(), request);
+        return new Commands.Start(
+                meta, target(request.hasTarget() ? request.getTarget() : null), request.getWaitUntilReady());
+    }
+
+    public Commands.Delete delete(DeleteSandboxRequest request) {
+        Commands.RequestMeta meta = meta("DeleteSandbox", request.getRequestId(), request);
+        Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
+        Optional<Commands.Precondition> precondition =
+                request.hasPrecondition() ? Optional.of(precondition(request.getPrecondition())) : Optional.empty();
+        return new Commands.Delete(meta, target, precondition, request.getAllowMissing());
+    }
+
+    public Commands.UpdatePolicy updatePolicy(UpdateSandboxPolicyRequest request) {
+        Commands.RequestMeta meta = meta("UpdateSandboxPolicy", request.getRequestId(), request);
+        Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
+        if (request.getExpectedRevision() < 0) {
+            throw GatewayException.invalidField("expected_revision", "must not be negative");
+        }
+        return new Commands.UpdatePolicy(
+                meta, target, PolicyDocument.parse(request.getDocument()), request.getExpectedRevision());
+    }
+
+    /** A target from a request; INVALID_FIELD naming {@code target.*}. */
+    public Commands.Target target(SandboxTarget target) {
+        if (target == null) {
+            throw GatewayException.invalidField("target", "is required: give the id, or the workspace and name");
+        }
+        Optional<String> id = target.getId().isEmpty()
+                ? Optional.empty()
+                : Optional.of(sandboxId("target.id", target.getId()));
+        boolean hasWorkspace = !target.getWorkspace().isEmpty();
+        boolean hasName = !target.getName().isEmpty();
+        if (hasWorkspace != hasName) {
+            throw GatewayException.invalidField(
+                    hasWorkspace ? "target.name" : "target.workspace", "is required with target." + (hasWorkspace ? "workspace" : "name"));
+        }
+        if (id.isEmpty() && !hasWorkspace) {
+            throw GatewayException.invalidField("target", "is empty: give the id, or the workspace and name");
+        }
+        Optional<String> workspace =
+                hasWorkspace ? Optional.of(dnsLabel("target.workspace", target.getWorkspace())) : Optional.empty();
+        Optional<String> name = hasName ? Optional.of(dnsLabel("target.name", target.getName())) : Optional.empty();
+        return new Commands.Target(id, workspace, name);
+    }
+
+    private Commands.Precondition precondition(ExecutionPrecondition precondition) {
+        Optional<String> expectedId = precondition.getExpectedSandboxId().isEmpty()
+                ? Optional.empty()
+                : Optional.of(sandboxId("precondition.expected_sandbox_id", precondition.getExpectedSandboxId()));
+        Optional<String> token = Optional.empty();
+        if (!precondition.getExpectedExecutionToken().isEmpty()) {
+            ExecutionTokens.requireWellFormed(
+                    "precondition.expected_execution_token", precondition.getExpectedExecutionToken());
+            token = Optional.of(precondition.getExpectedExecutionToken());
+        }
+        if (expectedId.isEmpty() && token.isEmpty()) {
+            throw GatewayException.invalidField(
+                    "precondition",
+                    "is present but empty: set expected_sandbox_id and/or expected_execution_token, or leave the"
+                            + " precondition out for an unconditional operation");
+        }
+        return new Commands.Precondition(expectedId, token);
+    }
+
+    public SandboxFilter filter(String workspace, Map<String, String> labels, List<Phase> phases) {
+        Optional<String> ws = workspace.isEmpty() ? Optional.empty() : Optional.of(dnsLabel("workspace", workspace));
+        try {
+            Labels.requireValid("label_selector", labels);
+        } catch (DriverException e) {
+            throw fromSpi(e, "label_selector");
+        }
+        Set<SandboxPhase> wanted = EnumSet.noneOf(SandboxPhase.class);
+        for (Phase phase : phases) {
+            wanted.add(switch (phase) {
+                case PROVISIONING -> SandboxPhase.PROVISIONING;
+                case READY -> SandboxPhase.READY;
+                case STOPPING -> SandboxPhase.STOPPING;
+                case STOPPED -> SandboxPhase.STOPPED;
+                case STARTING -> SandboxPhase.STARTING;
+                case DELETING -> SandboxPhase.DELETING;
+                case ERROR -> SandboxPhase.ERROR;
+                case PHASE_UNSPECIFIED, DELETED, UNRECOGNIZED ->
+                    throw GatewayException.invalidField("phases", "may hold only the phases of existing sandboxes");
+            });
+        }
+        return new SandboxFilter(ws, labels, wanted);
+    }
+
+    public SandboxFilter filter(ListSandboxesRequest request) {
+        return filter(request.getWorkspace(), request.getLabelSelectorMap(), request.getPhasesList());
+    }
+
+    public SandboxFilter filter(WatchSandboxesRequest request) {
+        return filter(request.getWorkspace(), request.getLabelSelectorMap(), request.getPhasesList());
+    }
+
+    public int pageSize(ListSandboxesRequest request) {
+        int size = request.getPageSize();
+        if (size == 0) {
+            return DEFAULT_PAGE_SIZE;
+        }
+        if (size < 0 || size > MAX_PAGE_SIZE) {
+            throw GatewayException.invalidField("page_size", "must be between 1 and " + MAX_PAGE_SIZE);
+        }
+        return size;
+    }
+
+    /** The position a page token encodes; it is bound to the filters it was issued for. */
+    public Optional<SandboxKey> pageToken(ListSandboxesRequest request, SandboxFilter filter) {
+        if (request.getPageToken().isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            String text = new String(Base64.getUrlDecoder().decode(request.getPageToken()), StandardCharsets.UTF_8);
+            String[] parts = text.split("\n", -1);
+            if (parts.length != 4 || !parts[0].equals("p1")) {
+                throw new IllegalArgumentException("bad shape");
+            }
+            if (!parts[1].equals(filterHash(filter))) {
+                throw GatewayException.invalidField("page_token", "was issued for other filters");
+            }
+            return Optional.of(new SandboxKey(
+                    dnsLabel("page_token", parts[2]), dnsLabel("page_token", parts[3])));
+        } catch (IllegalArgumentException e) {
+            throw GatewayException.invalidField("page_token", "is not a page token of this API");
+        }
+    }
+
+    public String nextPageToken(SandboxFilter filter, SandboxRecord last) {
+        String text = "p1\n" + filterHash(filter) + "\n" + last.workspace() + "\n" + last.name();
+        return Base64.getUrlEncoder().withoutPadding().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static String filterHash(SandboxFilter filter) {
+        String text = filter.workspace().orElse("") + "|" + new TreeMap<>(filter.labels()) + "|"
+                + filter.phases().stream().sorted().toList();
+        return HexFormat.of().formatHex(sha256(text.getBytes(StandardCharsets.UTF_8)), 0, 8);
+    }
+
+    public String requestIdForLookup(String requestId) {
+        if (requestId.isEmpty()) {
+            throw GatewayException.invalidField("request_id", "is required");
+        }
+        return requestId("request_id", requestId).orElseThrow();
+    }
+
+    private static Commands.RequestMeta meta(String method, String requestId, Message request) {
+        Optional<String> id = requestId("request_id", requestId);
+        if (id.isEmpty()) {
+            return new Commands.RequestMeta(Optional.empty(), "");
+        }
+        Message withoutId = request.toBuilder()
+                .clearField(request.getDescriptorForType().findFieldByName("request_id"))
+                .build();
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try {
+            CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+            out.useDeterministicSerialization();
+            withoutId.writeTo(out);
+            out.flush();
+        } catch (IOException e) {
+            throw new IllegalStateException("writing to memory failed", e);
+        }
+        byte[] methodBytes = (method + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] all = new byte[methodBytes.length + bytes.size()];
+        System.arraycopy(methodBytes, 0, all, 0, methodBytes.length);
+        System.arraycopy(bytes.toByteArray(), 0, all, methodBytes.length, bytes.size());
+        return new Commands.RequestMeta(id, "sha256:" + HexFormat.of().formatHex(sha256(all)));
+    }
+
+    private static Optional<String> requestId(String field, String value) {
+        if (value.isEmpty()) {
+            return Optional.empty();
+        }
+        if (!UUID_TEXT.matcher(value).matches()) {
+            throw GatewayException.invalidField(field, "must be a UUID");
+        }
+        return Optional.of(UUID.fromString(value).toString().toLowerCase(Locale.ROOT));
+    }
+
+    private static String sandboxId(String field, String value) {
+        try {
+            return Identifiers.requireSandboxId(field, value);
+        } catch (DriverException e) {
+            throw fromSpi(e, field);
+        }
+    }
+
+    private static String dnsLabel(String field, String value) {
+        try {
+            return Identifiers.requireDnsLabel(field, value);
+        } catch (DriverException e) {
+            throw fromSpi(e, field);
+        }
+    }
+
+    private static void argv(String field, List<String> values) {
+        if (values.size() > MAX_ARGV_ENTRIES) {
+            throw GatewayException.invalidField(field, "at most " + MAX_ARGV_ENTRIES + " entries are allowed");
+        }
+        for (int i = 0; i < values.size(); i++) {
+            if (values.get(i).length() > MAX_ARGV_LENGTH) {
+                throw GatewayException.invalidField(
+                        field + "[" + i + "]", "must be at most " + MAX_ARGV_LENGTH + " characters");
+            }
+        }
+    }
+
+    /** The SPI's validation speaks {@code field: problem}; the field is kept. */
+    private static GatewayException fromSpi(DriverException e, String fallbackField) {
+        if (e.code() != DriverErrorCode.INVALID_ARGUMENT) {
+            throw e;
+        }
+        String text = e.getMessage();
+        int colon = text.indexOf(": ");
+        return colon > 0
+                ? GatewayException.invalidField(text.substring(0, colon), text.substring(colon + 2))
+                : GatewayException.invalidField(fallbackField, text);
+    }
+
+    private static byte[] sha256(byte[] bytes) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(bytes);
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every JDK has SHA-256", e);
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Domain -> responses
+
+    public Sandbox sandbox(SandboxRecord s) {
+        return sandbox(s, phase(s.phase()));
+    }
+
+    private Sandbox sandbox(SandboxRecord s, Phase phase) {
+        Sandbox.Builder b = Sandbox.newBuilder()
+                .setId(s.id())
+                .setWorkspace(s.workspace())
+                .setName(s.name())
+                .setPhase(phase)
+                .setCurrentExecution(execution(s))
+                .setPolicy(SandboxPolicy.newBuilder()
+                        .setMode(mode(s.policyMode()))
+                        .setAdmittedRevision(s.admittedRevision())
+                        .setAdmittedDigest(s.admittedDigest()))
+                .setLaunchInput(LaunchInput.newBuilder()
+                        .setGeneration(s.generation())
+                        .setPolicyRevision(s.launchRevision())
+                        .setPolicyDigest(s.launchDigest()))
+                .putAllLabels(s.labels())
+                .setDriver(driverName)
+                .setEtag("rv" + s.resourceVersion())
+                .setResourceVersion(s.resourceVersion())
+                .setCreateTime(timestamp(s.createTime()))
+                .setUpdateTime(timestamp(s.updateTime()))
+                .setImage(s.spec().image())
+                .addAllCommand(s.spec().command())
+                .addAllArgs(s.spec().args())
+                .addAllEnvironmentNames(new TreeMap<>(s.spec().environment()).keySet())
+                .setResources(ResourceRequests.newBuilder()
+                        .setMemoryBytes(s.spec().memoryBytes())
+                        .setMilliCpus(s.spec().milliCpus()));
+        for (ConditionRecord c : s.conditions()) {
+            b.addConditions(Condition.newBuilder()
+                    .setType(c.type())
+                    .setMessage(c.message())
+                    .setTime(timestamp(c.time())));
+        }
+        return b.build();
+    }
+
+    private Execution execution(SandboxRecord s) {
+        return Execution.newBuilder()
+                .setExecutionToken(tokens.mint(s.id(), s.generation()))
+                .setGeneration(s.generation())
+                .setStartTime(timestamp(s.generationStart()))
+                .build();
+    }
+
+    public CreateSandboxResponse createResponse(MutationReply reply) {
+        CreateSandboxResponse.Builder b = CreateSandboxResponse.newBuilder().setReplayed(reply.replayed());
+        reply.sandbox().ifPresent(s -> b.setSandbox(sandbox(s)));
+        return b.build();
+    }
+
+    public StopSandboxResponse stopResponse(MutationReply reply) {
+        StopSandboxResponse.Builder b = StopSandboxResponse.newBuilder()
+                .setOutcome(
+                        reply.outcome() == Outcome.STOPPED_NOW ? StopOutcome.STOPPED_NOW : StopOutcome.ALREADY_STOPPED)
+                .setReplayed(reply.replayed())
+                .setGeneration(reply.generation());
+        reply.sandbox().ifPresent(s -> b.setSandbox(sandbox(s)));
+        return b.build();
+    }
+
+    public StartSandboxResponse startResponse(MutationReply reply) {
+        StartSandboxResponse.Builder b = StartSandboxResponse.newBuilder()
+                .setOutcome(reply.outcome() == Outcome.LAUNCHED ? StartOutcome.LAUNCHED : StartOutcome.ALREADY_RUNNING)
+                .setReplayed(reply.replayed());
+        reply.sandboxId().ifPresent(id -> b.setExecution(Execution.newBuilder()
+                .setExecutionToken(tokens.mint(id, reply.generation()))
+                .setGeneration(reply.generation())));
+        reply.sandbox().ifPresent(s -> {
+            b.setSandbox(sandbox(s));
+            if (s.generation() == reply.generation()) {
+                b.setExecution(execution(s));
+            }
+        });
+        return b.build();
+    }
+
+    public DeleteSandboxResponse deleteResponse(MutationReply reply) {
+        return DeleteSandboxResponse.newBuilder()
+                .setOutcome(
+                        reply.outcome() == Outcome.DELETED_NOW
+                                ? DeleteOutcome.DELETED_NOW
+                                : DeleteOutcome.NOTHING_DELETED)
+                .setReplayed(reply.replayed())
+                .setSandboxId(reply.sandboxId().orElse(""))
+                .setGeneration(reply.generation())
+                .build();
+    }
+
+    public UpdateSandboxPolicyResponse updatePolicyResponse(MutationReply reply) {
+        UpdateSandboxPolicyResponse.Builder b = UpdateSandboxPolicyResponse.newBuilder()
+                .setReplayed(reply.replayed())
+                .setChanged(reply.outcome() == Outcome.ADMITTED);
+        reply.sandbox().ifPresent(s -> b.setSandbox(sandbox(s)));
+        reply.revision().ifPresent(r -> b.setAdmitted(revision(r)));
+        return b.build();
+    }
+
+    public GetSandboxPolicyResponse policyResponse(PolicyView view) {
+        SandboxRecord s = view.sandbox();
+        return GetSandboxPolicyResponse.newBuilder()
+                .setSandboxId(s.id())
+                .setMode(mode(s.policyMode()))
+                .setAdmitted(revision(view.admitted()))
+                .setCurrentLaunch(revision(view.currentLaunch()))
+                .setLaunchInput(LaunchInput.newBuilder()
+                        .setGeneration(s.generation())
+                        .setPolicyRevision(s.launchRevision())
+                        .setPolicyDigest(s.launchDigest()))
+                .build();
+    }
+
+    public Operation operation(OperationView view) {
+        var record = view.record();
+        Operation.Builder b = Operation.newBuilder()
+                .setRequestId(record.requestId())
+                .setMethod(record.method())
+                .setSandboxId(record.sandboxId().orElse(""))
+                .setGeneration(record.generation())
+                .setDone(record.done())
+                .setCreateTime(timestamp(record.createTime()));
+        record.completeTime().ifPresent(t -> b.setCompleteTime(timestamp(t)));
+        view.error().ifPresent(error -> b.setError(ErrorMapper.toRpcStatus(error)));
+        view.reply().ifPresent(reply -> {
+            MutationReply replayed = reply.asReplay();
+            switch (record.method()) {
+                case "CreateSandbox" -> b.setCreate(createResponse(replayed));
+                case "StopSandbox" -> b.setStop(stopResponse(replayed));
+                case "StartSandbox" -> b.setStart(startResponse(replayed));
+                case "DeleteSandbox" -> b.setDelete(deleteResponse(replayed));
+                case "UpdateSandboxPolicy" -> b.setUpdatePolicy(updatePolicyResponse(replayed));
+                default -> throw new IllegalStateException("unknown recorded method " + record.method());
+            }
+        });
+        return b.build();
+    }
+
+    public WatchSandboxesResponse watchEvent(SandboxChange change) {
+        Phase phase = change.type() == SandboxChange.Type.REMOVED ? Phase.DELETED : phase(change.sandbox().phase());
+        return WatchSandboxesResponse.newBuilder()
+                .setType(
+                        switch (change.type()) {
+                            case ADDED -> WatchEventType.ADDED;
+                            case MODIFIED -> WatchEventType.MODIFIED;
+                            case REMOVED -> WatchEventType.REMOVED;
+                            case PLATFORM -> WatchEventType.PLATFORM;
+                        })
+                .setSandbox(sandbox(change.sandbox(), phase))
+                .setObservation(observation(change.sandbox().id(), change.observation()))
+                .build();
+    }
+
+    public WatchSandboxesResponse snapshotEvent(SandboxRecord s) {
+        return WatchSandboxesResponse.newBuilder()
+                .setType(WatchEventType.SNAPSHOT)
+                .setSandbox(sandbox(s))
+                .setObservation(observation(
+                        s.id(),
+                        new Observation(s.generation(), s.runtimeState(), s.runtimeDetail(), s.updateTime(), "")))
+                .build();
+    }
+
+    public static WatchSandboxesResponse syncedEvent() {
+        return WatchSandboxesResponse.newBuilder().setType(WatchEventType.SYNCED).build();
+    }
+
+    private dev.sandgate.api.v1.Observation observation(String sandboxId, Observation o) {
+        dev.sandgate.api.v1.Observation.Builder b = dev.sandgate.api.v1.Observation.newBuilder()
+                .setGeneration(o.generation())
+                .setRuntimeState(o.runtimeState())
+                .setDetail(o.detail())
+                .setObserveTime(timestamp(o.time()))
+                .setPlatformEventType(o.platformType());
+        if (o.generation() > 0) {
+            b.setExecutionToken(tokens.mint(sandboxId, o.generation()));
+        }
+        return b.build();
+    }
+
+    private static PolicyRevision revision(PolicyRevisionRecord r) {
+        return PolicyRevision.newBuilder()
+                .setRevision(r.revision())
+                .setDigest(r.digest())
+                .setCanonicalDocument(new String(r.document(), StandardCharsets.UTF_8))
+                .setAdmitTime(timestamp(r.admitTime()))
+                .build();
+    }
+
+    public static Phase phase(SandboxPhase phase) {
+        return switch (phase) {
+            case PROVISIONING -> Phase.PROVISIONING;
+            case READY -> Phase.READY;
+            case STOPPING -> Phase.STOPPING;
+            case STOPPED -> Phase.STOPPED;
+            case STARTING -> Phase.STARTING;
+            case DELETING -> Phase.DELETING;
+            case ERROR -> Phase.ERROR;
+        };
+    }
+
+    private static dev.sandgate.api.v1.PolicyMode mode(PolicyMode mode) {
+        return switch (mode) {
+            case LIVE -> dev.sandgate.api.v1.PolicyMode.LIVE;
+            case FROZEN -> dev.sandgate.api.v1.PolicyMode.FROZEN;
+        };
+    }
+
+    private static Timestamp timestamp(Instant instant) {
+        return Timestamp.newBuilder()
+                .setSeconds(instant.getEpochSecond())
+                .setNanos(instant.getNano())
+                .build();
+    }
+}

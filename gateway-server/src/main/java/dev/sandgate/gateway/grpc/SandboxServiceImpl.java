@@ -1,0 +1,146 @@
+package dev.sandgate.gateway.grpc;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.api.v1.CreateSandboxRequest;
+import dev.sandgate.api.v1.CreateSandboxResponse;
+import dev.sandgate.api.v1.DeleteSandboxRequest;
+import dev.sandgate.api.v1.DeleteSandboxResponse;
+import dev.sandgate.api.v1.GetOperationRequest;
+import dev.sandgate.api.v1.GetSandboxPolicyRequest;
+import dev.sandgate.api.v1.GetSandboxPolicyResponse;
+import dev.sandgate.api.v1.GetSandboxRequest;
+import dev.sandgate.api.v1.GetSandboxResponse;
+import dev.sandgate.api.v1.ListSandboxesRequest;
+import dev.sandgate.api.v1.ListSandboxesResponse;
+import dev.sandgate.api.v1.Operation;
+import dev.sandgate.api.v1.SandboxServiceGrpc;
+import dev.sandgate.api.v1.StartSandboxRequest;
+import dev.sandgate.api.v1.StartSandboxResponse;
+import dev.sandgate.api.v1.StopSandboxRequest;
+import dev.sandgate.api.v1.StopSandboxResponse;
+import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
+import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
+import dev.sandgate.api.v1.WatchSandboxesRequest;
+import dev.sandgate.api.v1.WatchSandboxesResponse;
+import dev.sandgate.gateway.lifecycle.Lifecycle;
+import dev.sandgate.gateway.store.SandboxFilter;
+import io.grpc.Context;
+import io.grpc.Deadline;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.StreamObserver;
+import java.time.Duration;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * The {@code sandgate.v1.SandboxService}: translates with {@link ApiMapper}, delegates to {@link Lifecycle}, and maps
+ * every failure with {@link ErrorMapper}. Nothing else happens here.
+ */
+public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceImplBase {
+    private final Lifecycle lifecycle;
+    private final ApiMapper mapper;
+    private final Duration defaultWait;
+    private final Executor watchExecutor;
+
+    public SandboxServiceImpl(Lifecycle lifecycle, Duration defaultWait, Executor watchExecutor) {
+        this.lifecycle = requireNonNull(lifecycle, "lifecycle is null");
+        this.mapper = new ApiMapper(lifecycle.tokens(), lifecycle.driverName());
+        this.defaultWait = requireNonNull(defaultWait, "defaultWait is null");
+        this.watchExecutor = requireNonNull(watchExecutor, "watchExecutor is null");
+    }
+
+    @Override
+    public void createSandbox(CreateSandboxRequest request, StreamObserver<CreateSandboxResponse> out) {
+        respond(out, () -> mapper.createResponse(lifecycle.create(mapper.create(request), maxWait())));
+    }
+
+    @Override
+    public void getSandbox(GetSandboxRequest request, StreamObserver<GetSandboxResponse> out) {
+        respond(out, () -> GetSandboxResponse.newBuilder()
+                .setSandbox(mapper.sandbox(
+                        lifecycle.get(mapper.target(request.hasTarget() ? request.getTarget() : null))))
+                .build());
+    }
+
+    @Override
+    public void listSandboxes(ListSandboxesRequest request, StreamObserver<ListSandboxesResponse> out) {
+        respond(out, () -> {
+            SandboxFilter filter = mapper.filter(request);
+            int size = mapper.pageSize(request);
+            Lifecycle.Page page = lifecycle.list(filter, mapper.pageToken(request, filter), size);
+            ListSandboxesResponse.Builder response = ListSandboxesResponse.newBuilder();
+            page.sandboxes().forEach(s -> response.addSandboxes(mapper.sandbox(s)));
+            if (page.more()) {
+                response.setNextPageToken(mapper.nextPageToken(filter, page.sandboxes().getLast()));
+            }
+            return response.build();
+        });
+    }
+
+    @Override
+    public void stopSandbox(StopSandboxRequest request, StreamObserver<StopSandboxResponse> out) {
+        respond(out, () -> mapper.stopResponse(lifecycle.stop(mapper.stop(request), maxWait())));
+    }
+
+    @Override
+    public void startSandbox(StartSandboxRequest request, StreamObserver<StartSandboxResponse> out) {
+        respond(out, () -> mapper.startResponse(lifecycle.start(mapper.start(request), maxWait())));
+    }
+
+    @Override
+    public void deleteSandbox(DeleteSandboxRequest request, StreamObserver<DeleteSandboxResponse> out) {
+        respond(out, () -> mapper.deleteResponse(lifecycle.delete(mapper.delete(request), maxWait())));
+    }
+
+    @Override
+    public void watchSandboxes(WatchSandboxesRequest request, StreamObserver<WatchSandboxesResponse> out) {
+        SandboxFilter filter;
+        try {
+            filter = mapper.filter(request);
+        } catch (RuntimeException e) {
+            out.onError(ErrorMapper.toStatusException(e));
+            return;
+        }
+        WatchStream.start(lifecycle, mapper, filter, (ServerCallStreamObserver<WatchSandboxesResponse>) out, watchExecutor);
+    }
+
+    @Override
+    public void updateSandboxPolicy(
+            UpdateSandboxPolicyRequest request, StreamObserver<UpdateSandboxPolicyResponse> out) {
+        respond(out, () -> mapper.updatePolicyResponse(lifecycle.updatePolicy(mapper.updatePolicy(request), maxWait())));
+    }
+
+    @Override
+    public void getSandboxPolicy(GetSandboxPolicyRequest request, StreamObserver<GetSandboxPolicyResponse> out) {
+        respond(out, () -> mapper.policyResponse(
+                lifecycle.policy(mapper.target(request.hasTarget() ? request.getTarget() : null))));
+    }
+
+    @Override
+    public void getOperation(GetOperationRequest request, StreamObserver<Operation> out) {
+        respond(out, () -> mapper.operation(lifecycle.operation(mapper.requestIdForLookup(request.getRequestId()))));
+    }
+
+    /** How long an operation may wait for a busy sandbox: the caller's deadline, or the default without one. */
+    private Duration maxWait() {
+        Deadline deadline = Context.current().getDeadline();
+        if (deadline == null) {
+            return defaultWait;
+        }
+        return Duration.ofNanos(Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
+    }
+
+    private static <T> void respond(StreamObserver<T> out, Supplier<T> work) {
+        T value;
+        try {
+            value = work.get();
+        } catch (Throwable failure) {
+            out.onError(ErrorMapper.toStatusException(failure));
+            return;
+        }
+        out.onNext(value);
+        out.onCompleted();
+    }
+}

@@ -1,0 +1,1520 @@
+package dev.sandgate.gateway.lifecycle;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.gateway.error.ErrorReason;
+import dev.sandgate.gateway.error.GatewayException;
+import dev.sandgate.gateway.policy.PolicyDocument;
+import dev.sandgate.gateway.store.ConditionRecord;
+import dev.sandgate.gateway.store.ErrorRecord;
+import dev.sandgate.gateway.store.NameTakenException;
+import dev.sandgate.gateway.store.PendingTransition;
+import dev.sandgate.gateway.store.PolicyMode;
+import dev.sandgate.gateway.store.PolicyRevisionRecord;
+import dev.sandgate.gateway.store.RequestRecord;
+import dev.sandgate.gateway.store.RequestResult;
+import dev.sandgate.gateway.store.SandboxFilter;
+import dev.sandgate.gateway.store.SandboxPhase;
+import dev.sandgate.gateway.store.SandboxRecord;
+import dev.sandgate.gateway.store.Store;
+import dev.sandgate.gateway.store.StoreTransaction;
+import dev.sandgate.gateway.store.StoreTransaction.SandboxKey;
+import dev.sandgate.gateway.store.TransitionKind;
+import dev.sandgate.gateway.token.ExecutionTokens;
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.DriverCapabilities;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.Identifiers;
+import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.LaunchPolicy;
+import dev.sandgate.spi.Mismatch;
+import dev.sandgate.spi.SandboxEvent;
+import dev.sandgate.spi.SandboxObservation;
+import dev.sandgate.spi.SandboxRef;
+import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.spi.SandboxState;
+import dev.sandgate.spi.SandboxWatcher;
+import dev.sandgate.spi.WatchSubscription;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gateway's lifecycle core: serializes operations per sandbox, records every transition as an intent before the
+ * driver is called and its result after, replays requests by request id, captures one policy input per launch,
+ * fences driver events and recovers unfinished transitions.
+ *
+ * <p>Every mutating operation follows the same shape: validate (nothing written on bad input), look up an earlier
+ * request with the same request id (replay it), verify the execution token's signature, resolve the target once,
+ * take the sandbox's lock within the caller's deadline, finish any pending transition of that sandbox, then in ONE
+ * store transaction re-read the sandbox by id, check the target and the precondition and record the intent (with
+ * the request record and, for starts, the generation claim and the captured policy revision). Only then is the
+ * driver called, with a timeout; its result is committed with the request's result in one more transaction.
+ *
+ * <p>Threading: all public methods may be called concurrently.
+ */
+public final class Lifecycle implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
+    private static final int RECONCILE_PAGE = 500;
+
+    private final Store store;
+    private final ComputeDriver driver;
+    private final String driverName;
+    private final DriverCapabilities capabilities;
+    private final ExecutionTokens tokens;
+    private final WatchHub hub = new WatchHub();
+    private final FaultInjector faults;
+    private final Clock clock;
+    private final LifecycleSettings settings;
+    private final SandboxLocks locks = new SandboxLocks();
+    private final ConcurrentHashMap<String, InFlight> inFlight = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<String, Integer> retryAttempts = new ConcurrentHashMap<>();
+    private final ExecutorService driverCalls;
+    private final ScheduledExecutorService scheduler;
+    private final CopyOnWriteArrayList<SandboxObservation> unmanaged = new CopyOnWriteArrayList<>();
+    private volatile WatchSubscription driverWatch;
+    private volatile boolean closed;
+
+    public Lifecycle(
+            Store store,
+            ComputeDriver driver,
+            String driverName,
+            ExecutionTokens tokens,
+            FaultInjector faults,
+            Clock clock,
+            LifecycleSettings settings) {
+        this.store = requireNonNull(store, "store is null");
+        this.driver = requireNonNull(driver, "driver is null");
+        this.driverName = requireNonNull(driverName, "driverName is null");
+        this.capabilities = requireNonNull(driver.capabilities(), "driver capabilities are null");
+        this.tokens = requireNonNull(tokens, "tokens is null");
+        this.faults = requireNonNull(faults, "faults is null");
+        this.clock = requireNonNull(clock, "clock is null");
+        this.settings = requireNonNull(settings, "settings is null");
+        this.driverCalls = Executors.newCachedThreadPool(daemonThreads("sandgate-driver-call"));
+        this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("sandgate-lifecycle"));
+        Duration pruneEvery = min(settings.requestRetention().dividedBy(4), Duration.ofMinutes(10));
+        scheduler.scheduleWithFixedDelay(
+                this::pruneRequestsQuietly, pruneEvery.toMillis(), pruneEvery.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    public String driverName() {
+        return driverName;
+    }
+
+    public DriverCapabilities capabilities() {
+        return capabilities;
+    }
+
+    public ExecutionTokens tokens() {
+        return tokens;
+    }
+
+    /** Committed changes, for watch streams. */
+    public WatchHub hub() {
+        return hub;
+    }
+
+    /** Runtime resources stamped with this gateway's id for which the store has no record (found at start-up). */
+    public List<SandboxObservation> unmanagedResources() {
+        return List.copyOf(unmanaged);
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Reads
+
+    /** The sandbox the target names. NOT_FOUND or SANDBOX_ID_MISMATCH otherwise. */
+    public SandboxRecord get(Commands.Target target) {
+        return resolve(target);
+    }
+
+    /** One page of sandboxes after {@code after}, and whether more follow. */
+    public record Page(List<SandboxRecord> sandboxes, boolean more) {}
+
+    public Page list(SandboxFilter filter, Optional<SandboxKey> after, int limit) {
+        List<SandboxRecord> rows = store.read(tx -> tx.listSandboxes(filter, after, limit + 1));
+        boolean more = rows.size() > limit;
+        return new Page(more ? rows.subList(0, limit) : rows, more);
+    }
+
+    public PolicyView policy(Commands.Target target) {
+        SandboxRecord sandbox = resolve(target);
+        return store.read(tx -> new PolicyView(
+                sandbox,
+                revision(tx, sandbox.id(), sandbox.admittedRevision()),
+                revision(tx, sandbox.id(), sandbox.launchRevision())));
+    }
+
+    /** An earlier request by its request id; OPERATION_NOT_FOUND if none is recorded. */
+    public OperationView operation(String requestId) {
+        RequestRecord record = store.read(tx -> tx.request(requestId))
+                .orElseThrow(() -> new GatewayException(
+                        ErrorReason.OPERATION_NOT_FOUND,
+                        "no request with id " + requestId + " is recorded (never made, or pruned after the retention"
+                                + " period)"));
+        if (record.result().isEmpty()) {
+            return new OperationView(record, Optional.empty(), Optional.empty());
+        }
+        RequestResult result = record.result().get();
+        if (result.error().isPresent()) {
+            return new OperationView(record, Optional.empty(), result.error());
+        }
+        return new OperationView(record, Optional.of(replyFrom(result)), Optional.empty());
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Mutations
+
+    public MutationReply create(Commands.Create c, Duration maxWait) {
+        return admit("CreateSandbox", c.meta(), maxWait, adm -> {
+            LaunchPolicy launchPolicy = c.policy().toLaunchPolicy(1);
+            validateWithDriver(c.spec().toSpi(c.labels()), new LaunchInput(1, launchPolicy));
+            String id = Identifiers.newSandboxId();
+            try (SandboxLocks.Held held = locks.acquire(id, adm.remaining())) {
+                Instant now = now();
+                SandboxRecord intent;
+                try {
+                    intent = store.write(tx -> {
+                        if (tx.sandboxByName(c.workspace(), c.name()).isPresent()) {
+                            throw new NameTakenException(c.workspace() + "/" + c.name());
+                        }
+                        PendingTransition pending = pending(TransitionKind.CREATE, adm, 1, now);
+                        SandboxRecord inserted = tx.insertSandbox(new SandboxRecord(
+                                id,
+                                c.workspace(),
+                                c.name(),
+                                SandboxPhase.PROVISIONING,
+                                1,
+                                now,
+                                1,
+                                c.policy().digest(),
+                                0,
+                                "",
+                                "",
+                                c.mode(),
+                                1,
+                                c.policy().digest(),
+                                c.spec(),
+                                c.labels(),
+                                List.of(),
+                                Optional.of(pending),
+                                0,
+                                now,
+                                now));
+                        tx.insertPolicyRevision(
+                                new PolicyRevisionRecord(id, 1, c.policy().digest(), c.policy().canonicalDocument(), now));
+                        adm.recordPending(tx, id, 1);
+                        return inserted;
+                    });
+                } catch (NameTakenException e) {
+                    throw new GatewayException(
+                            ErrorReason.SANDBOX_ALREADY_EXISTS,
+                            "workspace " + c.workspace() + " already has a sandbox named " + c.name(),
+                            null,
+                            List.of(),
+                            Map.of("workspace", c.workspace(), "name", c.name()));
+                }
+                adm.committed(id, 1);
+                publish(SandboxChange.Type.ADDED, intent, currentObservation(intent));
+                faults.reached(FaultPoint.CREATE_AFTER_INTENT);
+                MutationReply reply = drive(intent, false);
+                return c.waitUntilReady() ? awaitReady(reply, adm.remaining()) : reply;
+            }
+        });
+    }
+
+    public MutationReply stop(Commands.Stop c, Duration maxWait) {
+        return admit("StopSandbox", c.meta(), maxWait, adm -> {
+            Optional<ExecutionTokens.Claim> claim = verifyToken(c.precondition());
+            SandboxRecord resolved = resolve(c.target());
+            adm.target(resolved.id(), resolved.generation());
+            try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+                completePending(resolved.id(), c.target());
+                Instant now = now();
+                Decision decision = store.write(tx -> {
+                    SandboxRecord row = reread(tx, c.target(), resolved.id());
+                    checkPrecondition(c.precondition(), claim, row);
+                    if (row.phase() == SandboxPhase.STOPPED
+                            || (row.phase() == SandboxPhase.ERROR && row.runtimeGeneration() == 0)) {
+                        adm.recordDone(tx, Outcome.ALREADY_STOPPED, row.id(), row.generation(), 0, now);
+                        return Decision.done(row);
+                    }
+                    SandboxRecord intent = tx.updateSandbox(row.toBuilder()
+                            .phase(SandboxPhase.STOPPING)
+                            .pending(Optional.of(pending(TransitionKind.STOP, adm, row.runtimeGeneration(), now)))
+                            .updateTime(now)
+                            .build());
+                    adm.recordPending(tx, row.id(), row.generation());
+                    return Decision.proceed(intent);
+                });
+                adm.committed(decision.row().id(), decision.row().generation());
+                if (decision.isDone()) {
+                    logNoop("stop", decision.row(), Outcome.ALREADY_STOPPED);
+                    return reply(Outcome.ALREADY_STOPPED, decision.row());
+                }
+                publish(SandboxChange.Type.MODIFIED, decision.row(), currentObservation(decision.row()));
+                faults.reached(FaultPoint.STOP_AFTER_INTENT);
+                return drive(decision.row(), false);
+            }
+        });
+    }
+
+    public MutationReply start(Commands.Start c, Duration maxWait) {
+        return admit("StartSandbox", c.meta(), maxWait, adm -> {
+            SandboxRecord resolved = resolve(c.target());
+            adm.target(resolved.id(), resolved.generation());
+            try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+                SandboxRecord row = completePending(resolved.id(), c.target());
+                Instant now = now();
+                Optional<LaunchInput> launch = Optional.empty();
+                long revision = 0;
+                String digest = "";
+                if (!isRunning(row)) {
+                    revision = row.policyMode() == PolicyMode.FROZEN ? 1 : row.admittedRevision();
+                    long captured = revision;
+                    PolicyRevisionRecord policy = store.read(tx -> revision(tx, row.id(), captured));
+                    digest = policy.digest();
+                    if (!digest.equals(row.launchDigest()) && !capabilities.launchPolicyOnStart()) {
+                        throw new GatewayException(
+                                ErrorReason.DRIVER_CAPABILITY_MISSING,
+                                "driver " + driverName + " cannot launch a policy other than the previous execution's;"
+                                        + " recreate the sandbox to change its policy");
+                    }
+                    LaunchInput input = new LaunchInput(
+                            row.generation() + 1,
+                            PolicyDocument.fromCanonical(policy.document()).toLaunchPolicy(captured));
+                    validateWithDriver(row.spec().toSpi(row.labels()), input);
+                    launch = Optional.of(input);
+                }
+                long claimedRevision = revision;
+                String claimedDigest = digest;
+                Decision decision = store.write(tx -> {
+                    SandboxRecord current = reread(tx, c.target(), resolved.id());
+                    if (isRunning(current)) {
+                        adm.recordDone(tx, Outcome.ALREADY_RUNNING, current.id(), current.generation(), 0, now);
+                        return Decision.done(current);
+                    }
+                    if (current.generation() != row.generation()
+                            || current.admittedRevision() != row.admittedRevision()) {
+                        throw new IllegalStateException("sandbox " + row.id() + " changed while its lock was held");
+                    }
+                    long generation = current.generation() + 1;
+                    SandboxRecord intent = tx.updateSandbox(current.toBuilder()
+                            .claim(generation, claimedRevision, claimedDigest, now)
+                            .phase(SandboxPhase.STARTING)
+                            .pending(Optional.of(pending(TransitionKind.START, adm, generation, now)))
+                            .updateTime(now)
+                            .build());
+                    adm.recordPending(tx, current.id(), generation);
+                    return Decision.proceed(intent);
+                });
+                adm.committed(decision.row().id(), decision.row().generation());
+                if (decision.isDone() || launch.isEmpty()) {
+                    logNoop("start", decision.row(), Outcome.ALREADY_RUNNING);
+                    return reply(Outcome.ALREADY_RUNNING, decision.row());
+                }
+                publish(SandboxChange.Type.MODIFIED, decision.row(), currentObservation(decision.row()));
+                faults.reached(FaultPoint.START_AFTER_INTENT);
+                MutationReply reply = drive(decision.row(), false);
+                return c.waitUntilReady() ? awaitReady(reply, adm.remaining()) : reply;
+            }
+        });
+    }
+
+    public MutationReply delete(Commands.Delete c, Duration maxWait) {
+        return admit("DeleteSandbox", c.meta(), maxWait, adm -> {
+            Optional<ExecutionTokens.Claim> claim = verifyToken(c.precondition());
+            SandboxRecord resolved;
+            try {
+                resolved = resolve(c.target());
+                adm.target(resolved.id(), resolved.generation());
+                try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+                    completePending(resolved.id(), c.target());
+                    Instant now = now();
+                    SandboxRecord intent = store.write(tx -> {
+                        SandboxRecord row = reread(tx, c.target(), resolved.id());
+                        checkPrecondition(c.precondition(), claim, row);
+                        SandboxRecord updated = tx.updateSandbox(row.toBuilder()
+                                .phase(SandboxPhase.DELETING)
+                                .pending(Optional.of(
+                                        pending(TransitionKind.DELETE, adm, row.runtimeGeneration(), now)))
+                                .updateTime(now)
+                                .build());
+                        adm.recordPending(tx, row.id(), row.generation());
+                        return updated;
+                    });
+                    adm.committed(intent.id(), intent.generation());
+                    publish(SandboxChange.Type.MODIFIED, intent, currentObservation(intent));
+                    faults.reached(FaultPoint.DELETE_AFTER_INTENT);
+                    return drive(intent, false);
+                }
+            } catch (GatewayException e) {
+                if (e.reason() != ErrorReason.SANDBOX_NOT_FOUND || !c.allowMissing()) {
+                    throw e;
+                }
+                Instant now = now();
+                store.write(tx -> {
+                    adm.recordDone(tx, Outcome.NOTHING_DELETED, null, 0, 0, now);
+                    return null;
+                });
+                adm.committed(null, 0);
+                log.info("transition sandbox={} op=delete generation=0 outcome={} durationMs=0", c.target(), Outcome.NOTHING_DELETED);
+                return new MutationReply(
+                        Outcome.NOTHING_DELETED, Optional.empty(), 0, Optional.empty(), Optional.empty(), false);
+            }
+        });
+    }
+
+    public MutationReply updatePolicy(Commands.UpdatePolicy c, Duration maxWait) {
+        return admit("UpdateSandboxPolicy", c.meta(), maxWait, adm -> {
+            SandboxRecord resolved = resolve(c.target());
+            adm.target(resolved.id(), resolved.generation());
+            try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+                completePending(resolved.id(), c.target());
+                Instant now = now();
+                PolicyDocument proposed = c.policy();
+                Decision decision = store.write(tx -> {
+                    SandboxRecord row = reread(tx, c.target(), resolved.id());
+                    if (row.policyMode() == PolicyMode.FROZEN) {
+                        throw new GatewayException(
+                                ErrorReason.POLICY_FROZEN,
+                                "sandbox " + row.id() + " has a FROZEN policy: it keeps its creation snapshot");
+                    }
+                    if (c.expectedRevision() != 0 && c.expectedRevision() != row.admittedRevision()) {
+                        throw GatewayException.withMismatch(
+                                ErrorReason.REVISION_MISMATCH,
+                                "the admitted policy revision is " + row.admittedRevision() + ", not "
+                                        + c.expectedRevision(),
+                                new Mismatch(
+                                        "policy_revision",
+                                        Long.toString(c.expectedRevision()),
+                                        Long.toString(row.admittedRevision())));
+                    }
+                    if (proposed.digest().equals(row.admittedDigest())) {
+                        adm.recordDone(tx, Outcome.UNCHANGED, row.id(), row.generation(), row.admittedRevision(), now);
+                        return Decision.done(row);
+                    }
+                    if (!capabilities.launchPolicyOnStart()) {
+                        throw new GatewayException(
+                                ErrorReason.DRIVER_CAPABILITY_MISSING,
+                                "driver " + driverName + " cannot launch a changed policy, so no new revision can be"
+                                        + " admitted");
+                    }
+                    PolicyDocument launched = PolicyDocument.fromCanonical(
+                            revision(tx, row.id(), row.launchRevision()).document());
+                    if (proposed.staticDiffers(launched) && row.phase().mayRun()) {
+                        throw new GatewayException(
+                                ErrorReason.STATIC_POLICY_CHANGE_REQUIRES_STOP,
+                                "the static policy of sandbox " + row.id() + " cannot change while it may run"
+                                        + " (phase " + row.phase() + "); stop it first");
+                    }
+                    long next = row.admittedRevision() + 1;
+                    try {
+                        capabilities.requireEnforceable(proposed.toLaunchPolicy(next));
+                    } catch (DriverException e) {
+                        throw GatewayException.fromDriver(e);
+                    }
+                    tx.insertPolicyRevision(new PolicyRevisionRecord(
+                            row.id(), next, proposed.digest(), proposed.canonicalDocument(), now));
+                    SandboxRecord written = tx.updateSandbox(
+                            row.toBuilder().admitted(next, proposed.digest()).updateTime(now).build());
+                    adm.recordDone(tx, Outcome.ADMITTED, row.id(), row.generation(), next, now);
+                    return Decision.proceed(written);
+                });
+                SandboxRecord updated = decision.row();
+                adm.committed(updated.id(), updated.generation());
+                Outcome outcome = decision.isDone() ? Outcome.UNCHANGED : Outcome.ADMITTED;
+                if (outcome == Outcome.ADMITTED) {
+                    publish(SandboxChange.Type.MODIFIED, updated, currentObservation(updated));
+                }
+                log.info(
+                        "policy sandbox={} op=update-policy generation={} outcome={} revision={}",
+                        updated.id(),
+                        updated.generation(),
+                        outcome,
+                        updated.admittedRevision());
+                PolicyRevisionRecord admitted =
+                        store.read(tx -> revision(tx, updated.id(), updated.admittedRevision()));
+                return new MutationReply(
+                        outcome,
+                        Optional.of(updated.id()),
+                        updated.generation(),
+                        Optional.of(updated),
+                        Optional.of(admitted),
+                        false);
+            }
+        });
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Recovery and driver events
+
+    /**
+     * Completes every transition left pending (by a crash or a timed-out driver call) with its committed input, then
+     * reconciles the store against the driver's list and subscribes to the driver's events. Call once, before
+     * serving.
+     */
+    public void recover() {
+        List<SandboxRecord> pending = store.read(StoreTransaction::pendingSandboxes);
+        for (SandboxRecord row : pending) {
+            PendingTransition transition = row.pending().orElseThrow();
+            log.info(
+                    "recovery sandbox={} op={} generation={} operation={}",
+                    row.id(),
+                    transition.kind().name().toLowerCase(java.util.Locale.ROOT),
+                    row.generation(),
+                    transition.operationId());
+            try (SandboxLocks.Held held = locks.acquire(row.id(), settings.defaultWait())) {
+                completePending(row.id(), Commands.Target.byId(row.id()));
+            } catch (GatewayException e) {
+                log.warn("recovery of sandbox {} did not complete: {}", row.id(), e.getMessage());
+            }
+        }
+        reconcile();
+        watchDriver();
+    }
+
+    private void reconcile() {
+        List<SandboxObservation> observed;
+        try {
+            observed = call(driver::list);
+        } catch (DriverException e) {
+            log.warn("cannot list the driver's runtime resources; reconciliation skipped: {}", e.getMessage());
+            return;
+        }
+        Map<String, SandboxObservation> byId = new HashMap<>();
+        for (SandboxObservation o : observed) {
+            byId.put(o.ref().id(), o);
+        }
+        Optional<SandboxKey> after = Optional.empty();
+        while (true) {
+            Optional<SandboxKey> from = after;
+            List<SandboxRecord> page = store.read(tx -> tx.listSandboxes(SandboxFilter.ALL, from, RECONCILE_PAGE));
+            for (SandboxRecord row : page) {
+                SandboxObservation o = byId.remove(row.id());
+                if (o != null) {
+                    applyObservation(o);
+                } else if (row.pending().isEmpty() && row.runtimeGeneration() > 0) {
+                    markMissing(row.id(), row.generation(), "not found among the driver's resources at start-up");
+                }
+            }
+            if (page.size() < RECONCILE_PAGE) {
+                break;
+            }
+            SandboxRecord last = page.getLast();
+            after = Optional.of(new SandboxKey(last.workspace(), last.name()));
+        }
+        unmanaged.clear();
+        for (SandboxObservation o : byId.values()) {
+            unmanaged.add(o);
+            log.warn(
+                    "unmanaged runtime resource: it carries sandbox id {} ({}/{}) generation {} and this gateway's id,"
+                            + " but the gateway has no record of it; it is not adopted",
+                    o.ref().id(),
+                    o.ref().workspace(),
+                    o.ref().name(),
+                    o.generation());
+        }
+    }
+
+    private void watchDriver() {
+        if (closed) {
+            return;
+        }
+        try {
+            driverWatch = driver.watch(new DriverEvents());
+        } catch (RuntimeException e) {
+            log.warn("cannot watch the driver's events; retrying in 5s: {}", e.getMessage());
+            scheduler.schedule(this::watchDriver, 5, TimeUnit.SECONDS);
+        }
+    }
+
+    /** Applies the driver's events to the store, fenced by id, generation and pending transitions. */
+    private final class DriverEvents implements SandboxWatcher {
+        private final Set<String> seen = new HashSet<>();
+        private Instant windowStart;
+
+        @Override
+        public void onEvent(SandboxEvent event) {
+            try {
+                switch (event) {
+                    case SandboxEvent.Snapshot s -> {
+                        if (windowStart == null) {
+                            windowStart = now();
+                        }
+                        seen.add(s.observation().ref().id());
+                        applyObservation(s.observation());
+                    }
+                    case SandboxEvent.Deleted d ->
+                        markMissing(d.ref().id(), d.generation(), "the driver reported it deleted");
+                    case SandboxEvent.Platform p -> publishPlatform(p);
+                    case SandboxEvent.Synced y -> {
+                        Instant start = windowStart == null ? now() : windowStart;
+                        markUnseenMissing(Set.copyOf(seen), start);
+                        seen.clear();
+                        windowStart = null;
+                    }
+                }
+            } catch (RuntimeException e) {
+                log.warn("applying a driver event failed", e);
+            }
+        }
+
+        @Override
+        public void onError(DriverException error) {
+            log.warn("the driver's event subscription ended: {}; subscribing again in 5s", error.getMessage());
+            scheduler.schedule(Lifecycle.this::watchDriver, 5, TimeUnit.SECONDS);
+        }
+    }
+
+    private void markUnseenMissing(Set<String> seen, Instant windowStart) {
+        Optional<SandboxKey> after = Optional.empty();
+        while (true) {
+            Optional<SandboxKey> from = after;
+            List<SandboxRecord> page = store.read(tx -> tx.listSandboxes(SandboxFilter.ALL, from, RECONCILE_PAGE));
+            for (SandboxRecord row : page) {
+                if (!seen.contains(row.id())
+                        && row.pending().isEmpty()
+                        && row.runtimeGeneration() > 0
+                        && row.updateTime().isBefore(windowStart)) {
+                    markMissing(row.id(), row.generation(), "missing from the driver's resync");
+                }
+            }
+            if (page.size() < RECONCILE_PAGE) {
+                return;
+            }
+            SandboxRecord last = page.getLast();
+            after = Optional.of(new SandboxKey(last.workspace(), last.name()));
+        }
+    }
+
+    /**
+     * An observation from the driver. Unknown ids create nothing; an observation of another generation than the
+     * current one changes nothing (it is still streamed, with its own execution's token); nothing changes while a
+     * transition is pending.
+     */
+    void applyObservation(SandboxObservation o) {
+        Instant now = now();
+        Observation observation = new Observation(o.generation(), o.state().name(), o.detail(), now, "");
+        SandboxChange change = store.write(tx -> {
+            Optional<SandboxRecord> found = tx.sandbox(o.ref().id());
+            if (found.isEmpty()) {
+                return null;
+            }
+            SandboxRecord row = found.get();
+            if (!row.workspace().equals(o.ref().workspace()) || !row.name().equals(o.ref().name())) {
+                log.warn("driver reported sandbox {} as {}/{}; ignored", row.id(), o.ref().workspace(), o.ref().name());
+                return null;
+            }
+            if (o.generation() != row.generation()) {
+                if (o.generation() > row.generation()) {
+                    log.warn(
+                            "driver reported generation {} of sandbox {}, newer than the claimed {}; ignored",
+                            o.generation(),
+                            row.id(),
+                            row.generation());
+                    return null;
+                }
+                return new SandboxChange(SandboxChange.Type.MODIFIED, row, observation, false);
+            }
+            if (row.pending().isPresent()) {
+                return null;
+            }
+            boolean missing = hasCondition(row, ConditionRecord.RUNTIME_MISSING);
+            SandboxPhase phase = observedPhase(row.phase(), missing, o.state());
+            SandboxRecord.Builder builder =
+                    row.toBuilder().phase(phase).runtime(o.generation(), o.state().name(), o.detail());
+            if (missing) {
+                builder.clearCondition(ConditionRecord.RUNTIME_MISSING);
+            }
+            SandboxRecord candidate = builder.build();
+            if (candidate.equals(row)) {
+                return null;
+            }
+            SandboxRecord updated = tx.updateSandbox(builder.updateTime(now).build());
+            return new SandboxChange(SandboxChange.Type.MODIFIED, updated, observation, true);
+        });
+        if (change != null) {
+            hub.publish(change);
+        }
+    }
+
+    /**
+     * The runtime resource of {@code generation} is gone. Marks the sandbox (ERROR, RUNTIME_MISSING) unless the id is
+     * unknown, a transition is pending, or the generation is older than the current one.
+     */
+    private void markMissing(String sandboxId, long generation, String why) {
+        Instant now = now();
+        SandboxChange change = store.write(tx -> {
+            Optional<SandboxRecord> found = tx.sandbox(sandboxId);
+            if (found.isEmpty()) {
+                return null;
+            }
+            SandboxRecord row = found.get();
+            if (row.pending().isPresent()
+                    || generation < row.generation()
+                    || hasCondition(row, ConditionRecord.RUNTIME_MISSING)) {
+                return null;
+            }
+            SandboxRecord updated = tx.updateSandbox(row.toBuilder()
+                    .phase(SandboxPhase.ERROR)
+                    .runtime(row.runtimeGeneration(), "MISSING", why)
+                    .condition(new ConditionRecord(
+                            ConditionRecord.RUNTIME_MISSING,
+                            "the runtime resource of generation " + generation + " is gone: " + why,
+                            now))
+                    .updateTime(now)
+                    .build());
+            return new SandboxChange(
+                    SandboxChange.Type.MODIFIED, updated, new Observation(generation, "MISSING", why, now, ""), true);
+        });
+        if (change != null) {
+            log.warn("sandbox {} generation {}: runtime resource missing ({})", sandboxId, generation, why);
+            hub.publish(change);
+        }
+    }
+
+    private void publishPlatform(SandboxEvent.Platform p) {
+        store.read(tx -> tx.sandbox(p.ref().id())).ifPresent(row -> hub.publish(new SandboxChange(
+                SandboxChange.Type.PLATFORM,
+                row,
+                new Observation(p.generation(), row.runtimeState(), p.message(), now(), p.type()),
+                false)));
+    }
+
+    private static SandboxPhase observedPhase(SandboxPhase phase, boolean missing, SandboxState state) {
+        if (missing) {
+            return phaseOf(state);
+        }
+        return switch (phase) {
+            case PROVISIONING ->
+                switch (state) {
+                    case RUNNING -> SandboxPhase.READY;
+                    case STOPPED -> SandboxPhase.STOPPED;
+                    case FAILED -> SandboxPhase.ERROR;
+                    case PROVISIONING, STOPPING, UNKNOWN -> SandboxPhase.PROVISIONING;
+                };
+            case READY ->
+                switch (state) {
+                    case STOPPED -> SandboxPhase.STOPPED;
+                    case FAILED -> SandboxPhase.ERROR;
+                    case PROVISIONING, RUNNING, STOPPING, UNKNOWN -> SandboxPhase.READY;
+                };
+            case STOPPED, ERROR, STOPPING, STARTING, DELETING -> phase;
+        };
+    }
+
+    /** The phase a runtime state means when no transition is pending. */
+    private static SandboxPhase phaseOf(SandboxState state) {
+        return switch (state) {
+            case PROVISIONING -> SandboxPhase.PROVISIONING;
+            case RUNNING, STOPPING -> SandboxPhase.READY;
+            case STOPPED -> SandboxPhase.STOPPED;
+            case FAILED, UNKNOWN -> SandboxPhase.ERROR;
+        };
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Transitions
+
+    /**
+     * Calls the driver for a committed transition and commits its result. The caller holds the sandbox's lock.
+     *
+     * @param resumed whether this completes a transition started earlier (recovery, a retry)
+     */
+    private MutationReply drive(SandboxRecord row, boolean resumed) {
+        PendingTransition transition = row.pending().orElseThrow();
+        long started = System.nanoTime();
+        SandboxRef ref = row.ref();
+        try {
+            return switch (transition.kind()) {
+                case CREATE -> {
+                    LaunchInput input = launchInput(row);
+                    SandboxSpec spec = row.spec().toSpi(row.labels());
+                    SandboxObservation o = call(() -> driver.create(ref, spec, input)).observation();
+                    faults.reached(FaultPoint.CREATE_AFTER_DRIVER);
+                    yield commitLaunch(row, transition, o, Outcome.CREATED, started);
+                }
+                case START -> {
+                    LaunchInput input = launchInput(row);
+                    SandboxObservation o = call(() -> driver.start(ref, input)).observation();
+                    faults.reached(FaultPoint.START_AFTER_DRIVER);
+                    yield commitLaunch(row, transition, o, Outcome.LAUNCHED, started);
+                }
+                case STOP -> {
+                    var result = call(() -> driver.stop(ref, expected(transition)));
+                    faults.reached(FaultPoint.STOP_AFTER_DRIVER);
+                    Outcome outcome = result.stoppedNow() || resumed ? Outcome.STOPPED_NOW : Outcome.ALREADY_STOPPED;
+                    yield commitStopped(row, transition, result.observation(), outcome, started);
+                }
+                case DELETE -> {
+                    call(() -> driver.delete(ref, expected(transition)));
+                    faults.reached(FaultPoint.DELETE_AFTER_DRIVER);
+                    yield commitDeleted(row, transition, started);
+                }
+            };
+        } catch (DriverException e) {
+            if (GatewayException.isTransient(e.code())) {
+                logTransition(row, transition, "PENDING(" + e.code() + ")", started);
+                scheduleRetry(row.id());
+                throw new GatewayException(
+                        ErrorReason.TRANSITION_PENDING,
+                        verb(transition.kind()) + " of sandbox " + row.id() + " is recorded but the driver did not"
+                                + " complete it (" + e.getMessage() + "); the gateway completes it later, retry with"
+                                + " the same request_id to get its result",
+                        null,
+                        List.of(),
+                        Map.of("sandbox_id", row.id(), "operation_id", transition.operationId()));
+            }
+            GatewayException failure = GatewayException.fromDriver(e);
+            commitFailure(row, transition, e, failure, started);
+            throw failure;
+        }
+    }
+
+    private MutationReply commitLaunch(
+            SandboxRecord row, PendingTransition transition, SandboxObservation o, Outcome outcome, long started) {
+        Instant now = now();
+        SandboxRecord updated = store.write(tx -> {
+            SandboxRecord current = tx.sandbox(row.id()).orElseThrow();
+            SandboxRecord written = tx.updateSandbox(current.toBuilder()
+                    .phase(launchPhase(o.state()))
+                    .runtime(o.generation(), o.state().name(), o.detail())
+                    .pending(Optional.empty())
+                    .clearCondition(ConditionRecord.LAST_OPERATION_FAILED)
+                    .clearCondition(ConditionRecord.RUNTIME_MISSING)
+                    .updateTime(now)
+                    .build());
+            complete(tx, transition, RequestResult.success(outcome.name(), row.id(), row.generation(), 0), now);
+            return written;
+        });
+        logTransition(updated, transition, outcome.name(), started);
+        publish(SandboxChange.Type.MODIFIED, updated, observationOf(o, now));
+        return reply(outcome, updated);
+    }
+
+    private MutationReply commitStopped(
+            SandboxRecord row, PendingTransition transition, SandboxObservation o, Outcome outcome, long started) {
+        Instant now = now();
+        SandboxRecord updated = store.write(tx -> {
+            SandboxRecord current = tx.sandbox(row.id()).orElseThrow();
+            SandboxRecord written = tx.updateSandbox(current.toBuilder()
+                    .phase(SandboxPhase.STOPPED)
+                    .runtime(o.generation(), o.state().name(), o.detail())
+                    .pending(Optional.empty())
+                    .clearCondition(ConditionRecord.LAST_OPERATION_FAILED)
+                    .updateTime(now)
+                    .build());
+            complete(tx, transition, RequestResult.success(outcome.name(), row.id(), row.generation(), 0), now);
+            return written;
+        });
+        logTransition(updated, transition, outcome.name(), started);
+        publish(SandboxChange.Type.MODIFIED, updated, observationOf(o, now));
+        return reply(outcome, updated);
+    }
+
+    private MutationReply commitDeleted(SandboxRecord row, PendingTransition transition, long started) {
+        Instant now = now();
+        SandboxRecord last = store.write(tx -> {
+            SandboxRecord current = tx.sandbox(row.id()).orElseThrow();
+            tx.deleteSandbox(current.id(), current.resourceVersion());
+            complete(
+                    tx,
+                    transition,
+                    RequestResult.success(Outcome.DELETED_NOW.name(), row.id(), row.generation(), 0),
+                    now);
+            return current;
+        });
+        logTransition(last, transition, Outcome.DELETED_NOW.name(), started);
+        hub.publish(new SandboxChange(
+                SandboxChange.Type.REMOVED,
+                last.toBuilder().updateTime(now).build(),
+                new Observation(last.runtimeGeneration(), "DELETED", "", now, ""),
+                true));
+        return new MutationReply(
+                Outcome.DELETED_NOW,
+                Optional.of(row.id()),
+                row.generation(),
+                Optional.empty(),
+                Optional.empty(),
+                false);
+    }
+
+    private void commitFailure(
+            SandboxRecord row,
+            PendingTransition transition,
+            DriverException cause,
+            GatewayException failure,
+            long started) {
+        Optional<SandboxObservation> fresh = Optional.empty();
+        if (cause.code() != DriverErrorCode.NOT_FOUND) {
+            try {
+                fresh = Optional.of(call(() -> driver.get(row.ref())));
+            } catch (DriverException e) {
+                // Best effort: without a fresh observation the sandbox is marked ERROR.
+            }
+        }
+        Optional<SandboxObservation> observed = fresh;
+        Instant now = now();
+        SandboxRecord updated = store.write(tx -> {
+            SandboxRecord current = tx.sandbox(row.id()).orElseThrow();
+            SandboxRecord.Builder builder = current.toBuilder()
+                    .pending(Optional.empty())
+                    .condition(new ConditionRecord(
+                            ConditionRecord.LAST_OPERATION_FAILED,
+                            verb(transition.kind()) + " failed: " + failure.getMessage(),
+                            now))
+                    .updateTime(now);
+            SandboxPhase phase = SandboxPhase.ERROR;
+            if (cause.code() == DriverErrorCode.NOT_FOUND) {
+                builder.condition(new ConditionRecord(
+                        ConditionRecord.RUNTIME_MISSING, "the driver found no runtime resource for the id", now));
+            }
+            if (observed.isPresent() && observed.get().generation() <= current.generation()) {
+                SandboxObservation o = observed.get();
+                builder.runtime(o.generation(), o.state().name(), o.detail());
+                if (transition.kind() == TransitionKind.STOP || transition.kind() == TransitionKind.DELETE) {
+                    phase = phaseOf(o.state());
+                }
+            }
+            SandboxRecord written = tx.updateSandbox(builder.phase(phase).build());
+            complete(
+                    tx,
+                    transition,
+                    RequestResult.failure(ErrorRecord.of(failure), Optional.of(row.id()), row.generation()),
+                    now);
+            return written;
+        });
+        logTransition(updated, transition, "FAILED(" + failure.reason() + ")", started);
+        publish(SandboxChange.Type.MODIFIED, updated, currentObservation(updated));
+    }
+
+    private static void complete(
+            StoreTransaction tx, PendingTransition transition, RequestResult result, Instant now) {
+        transition.requestId().ifPresent(requestId -> tx.completeRequest(requestId, result, now));
+    }
+
+    /** Under the sandbox's lock: finishes a pending transition, if any, and returns the sandbox as it is then. */
+    private SandboxRecord completePending(String sandboxId, Commands.Target target) {
+        SandboxRecord row = store.read(tx -> tx.sandbox(sandboxId)).orElseThrow(() -> notFound(target));
+        if (row.pending().isEmpty()) {
+            return row;
+        }
+        try {
+            drive(row, true);
+        } catch (GatewayException e) {
+            if (e.reason() == ErrorReason.TRANSITION_PENDING) {
+                throw e;
+            }
+            // A definitive failure was recorded as that transition's own result; this operation goes on.
+        }
+        return store.read(tx -> tx.sandbox(sandboxId)).orElseThrow(() -> notFound(target));
+    }
+
+    private void scheduleRetry(String sandboxId) {
+        if (closed) {
+            return;
+        }
+        int attempt = retryAttempts.merge(sandboxId, 1, Integer::sum);
+        long delayMillis = Math.min(settings.maxRetryBackoff().toMillis(), 500L << Math.min(attempt, 16));
+        scheduler.schedule(
+                () -> {
+                    try (SandboxLocks.Held held = locks.acquire(sandboxId, settings.defaultWait())) {
+                        completePending(sandboxId, Commands.Target.byId(sandboxId));
+                        retryAttempts.remove(sandboxId);
+                    } catch (GatewayException e) {
+                        if (e.reason() == ErrorReason.SANDBOX_NOT_FOUND) {
+                            retryAttempts.remove(sandboxId);
+                        } else if (e.reason() == ErrorReason.SANDBOX_BUSY) {
+                            scheduleRetry(sandboxId);
+                        }
+                    } catch (RuntimeException e) {
+                        log.warn("retrying the pending transition of sandbox {} failed", sandboxId, e);
+                        scheduleRetry(sandboxId);
+                    }
+                },
+                delayMillis,
+                TimeUnit.MILLISECONDS);
+    }
+
+    private MutationReply awaitReady(MutationReply reply, Duration maxWait) {
+        if (reply.sandbox().isEmpty()) {
+            return reply;
+        }
+        String id = reply.sandbox().get().id();
+        CountDownLatch settled = new CountDownLatch(1);
+        try (WatchHub.Registration registration = hub.register(change -> {
+            if (change.sandbox().id().equals(id)
+                    && (change.type() == SandboxChange.Type.REMOVED || !awaitingLaunch(change.sandbox()))) {
+                settled.countDown();
+            }
+        })) {
+            Optional<SandboxRecord> now = store.read(tx -> tx.sandbox(id));
+            if (now.isPresent() && awaitingLaunch(now.get())) {
+                try {
+                    settled.await(maxWait.toNanos(), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }
+        Optional<SandboxRecord> latest = store.read(tx -> tx.sandbox(id));
+        return new MutationReply(
+                reply.outcome(), reply.sandboxId(), reply.generation(), latest, reply.revision(), reply.replayed());
+    }
+
+    private static boolean awaitingLaunch(SandboxRecord sandbox) {
+        return sandbox.phase() == SandboxPhase.PROVISIONING || sandbox.phase() == SandboxPhase.STARTING;
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Requests and idempotency
+
+    /** One admitted request: its idempotency bookkeeping and its deadline. */
+    private final class Admission {
+        final String method;
+        final Commands.RequestMeta meta;
+        final long deadlineNanos;
+        boolean recorded;
+        String sandboxId;
+        long generation;
+
+        Admission(String method, Commands.RequestMeta meta, Duration maxWait) {
+            this.method = method;
+            this.meta = meta;
+            this.deadlineNanos = System.nanoTime() + maxWait.toNanos();
+        }
+
+        Duration remaining() {
+            return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
+        }
+
+        void target(String id, long gen) {
+            this.sandboxId = id;
+            this.generation = gen;
+        }
+
+        /** Records the request as admitted and pending, in the intent's transaction. */
+        void recordPending(StoreTransaction tx, String id, long gen) {
+            meta.requestId().ifPresent(requestId -> tx.insertRequest(new RequestRecord(
+                    requestId,
+                    method,
+                    meta.fingerprint(),
+                    Optional.of(id),
+                    gen,
+                    Optional.empty(),
+                    now(),
+                    Optional.empty())));
+        }
+
+        /** Records the request as finished, in the transaction that decided its outcome. */
+        void recordDone(StoreTransaction tx, Outcome outcome, String id, long gen, long revision, Instant now) {
+            meta.requestId().ifPresent(requestId -> tx.insertRequest(new RequestRecord(
+                    requestId,
+                    method,
+                    meta.fingerprint(),
+                    Optional.ofNullable(id),
+                    gen,
+                    Optional.of(RequestResult.success(outcome.name(), id, gen, revision)),
+                    now,
+                    Optional.of(now))));
+        }
+
+        /** Called after the transaction that recorded the request committed. */
+        void committed(String id, long gen) {
+            this.recorded = true;
+            target(id, gen);
+        }
+    }
+
+    /** A request id being processed in this process; duplicates wait for its result. */
+    private record InFlight(String method, String fingerprint, CompletableFuture<MutationReply> result) {}
+
+    private MutationReply admit(
+            String method, Commands.RequestMeta meta, Duration maxWait, Function<Admission, MutationReply> body) {
+        if (closed) {
+            throw new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down");
+        }
+        Admission admission = new Admission(method, meta, maxWait);
+        if (meta.requestId().isEmpty()) {
+            return run(admission, body);
+        }
+        String requestId = meta.requestId().get();
+        InFlight mine = new InFlight(method, meta.fingerprint(), new CompletableFuture<>());
+        InFlight existing = inFlight.putIfAbsent(requestId, mine);
+        if (existing != null) {
+            if (!existing.method().equals(method) || !existing.fingerprint().equals(meta.fingerprint())) {
+                throw reused(requestId);
+            }
+            return awaitDuplicate(existing, admission);
+        }
+        try {
+            Optional<RequestRecord> stored = store.read(tx -> tx.request(requestId));
+            MutationReply reply = stored.isPresent() ? replay(stored.get(), admission) : run(admission, body);
+            mine.result().complete(reply);
+            return reply;
+        } catch (RuntimeException e) {
+            mine.result().completeExceptionally(e);
+            throw e;
+        } finally {
+            inFlight.remove(requestId, mine);
+        }
+    }
+
+    private MutationReply awaitDuplicate(InFlight first, Admission admission) {
+        try {
+            return first.result()
+                    .get(admission.remaining().toNanos(), TimeUnit.NANOSECONDS)
+                    .asReplay();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException(e.getCause());
+        } catch (TimeoutException e) {
+            throw new GatewayException(
+                    ErrorReason.SANDBOX_BUSY,
+                    "the first request with this request_id did not finish within the deadline; retry to get its"
+                            + " result");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new GatewayException(ErrorReason.SANDBOX_BUSY, "interrupted while waiting for a duplicate request");
+        }
+    }
+
+    private MutationReply run(Admission admission, Function<Admission, MutationReply> body) {
+        try {
+            return body.apply(admission);
+        } catch (GatewayException e) {
+            if (!admission.recorded && recordable(e.reason()) && admission.meta.requestId().isPresent()) {
+                recordFailure(admission, e);
+            }
+            throw e;
+        }
+    }
+
+    /** Definitive answers are recorded for replays; bad input, busy sandboxes and pending transitions are not. */
+    private static boolean recordable(ErrorReason reason) {
+        return switch (reason) {
+            case SANDBOX_NOT_FOUND,
+                    SANDBOX_ALREADY_EXISTS,
+                    SANDBOX_ID_MISMATCH,
+                    STALE_EXECUTION,
+                    EXECUTION_TOKEN_INVALID,
+                    POLICY_FROZEN,
+                    STATIC_POLICY_CHANGE_REQUIRES_STOP,
+                    REVISION_MISMATCH,
+                    DRIVER_CAPABILITY_MISSING,
+                    RUNTIME_MISSING,
+                    RUNTIME_CONFLICT,
+                    RUNTIME_ALREADY_EXISTS,
+                    DRIVER_INTERNAL -> true;
+            case INVALID_FIELD,
+                    REQUEST_ID_REUSED,
+                    OPERATION_NOT_FOUND,
+                    SANDBOX_BUSY,
+                    TRANSITION_PENDING,
+                    DRIVER_UNAVAILABLE,
+                    DRIVER_ABORTED,
+                    WATCH_OVERFLOW,
+                    GATEWAY_SHUTTING_DOWN,
+                    INTERNAL -> false;
+        };
+    }
+
+    private void recordFailure(Admission admission, GatewayException e) {
+        String requestId = admission.meta.requestId().orElseThrow();
+        Instant now = now();
+        store.write(tx -> {
+            if (tx.request(requestId).isEmpty()) {
+                tx.insertRequest(new RequestRecord(
+                        requestId,
+                        admission.method,
+                        admission.meta.fingerprint(),
+                        Optional.ofNullable(admission.sandboxId),
+                        admission.generation,
+                        Optional.of(RequestResult.failure(
+                                ErrorRecord.of(e), Optional.ofNullable(admission.sandboxId), admission.generation)),
+                        now,
+                        Optional.of(now)));
+            }
+            return null;
+        });
+    }
+
+    private MutationReply replay(RequestRecord record, Admission admission) {
+        if (!record.method().equals(admission.method) || !record.fingerprint().equals(admission.meta.fingerprint())) {
+            throw reused(record.requestId());
+        }
+        if (record.result().isEmpty()) {
+            // Its transition is pending (a timed-out driver call, or recovery has not reached it): finish it now.
+            String sandboxId = record.sandboxId().orElseThrow();
+            try (SandboxLocks.Held held = locks.acquire(sandboxId, admission.remaining())) {
+                completePending(sandboxId, Commands.Target.byId(sandboxId));
+            } catch (GatewayException e) {
+                if (e.reason() != ErrorReason.SANDBOX_NOT_FOUND) {
+                    throw e;
+                }
+            }
+            String requestId = record.requestId();
+            record = store.read(tx -> tx.request(requestId)).orElseThrow();
+            if (record.result().isEmpty()) {
+                throw new GatewayException(
+                        ErrorReason.TRANSITION_PENDING,
+                        "the request is recorded and its transition is still pending; retry later");
+            }
+        }
+        RequestResult result = record.result().get();
+        if (result.error().isPresent()) {
+            throw result.error().get().toException();
+        }
+        return replyFrom(result).asReplay();
+    }
+
+    private MutationReply replyFrom(RequestResult result) {
+        Optional<SandboxRecord> sandbox = result.sandboxId().flatMap(id -> store.read(tx -> tx.sandbox(id)));
+        Optional<PolicyRevisionRecord> revision = Optional.empty();
+        if (result.policyRevision() > 0 && sandbox.isPresent()) {
+            revision = store.read(tx -> tx.policyRevision(sandbox.get().id(), result.policyRevision()));
+        }
+        return new MutationReply(
+                Outcome.valueOf(result.outcome()),
+                result.sandboxId(),
+                result.generation(),
+                sandbox,
+                revision,
+                false);
+    }
+
+    private static GatewayException reused(String requestId) {
+        return new GatewayException(
+                ErrorReason.REQUEST_ID_REUSED,
+                "request_id " + requestId + " was used before for a different request",
+                null,
+                List.of(),
+                Map.of("request_id", requestId));
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Targets and preconditions
+
+    private SandboxRecord resolve(Commands.Target target) {
+        return store.read(tx -> {
+            if (target.id().isPresent()) {
+                String id = target.id().get();
+                Optional<SandboxRecord> row = tx.sandbox(id);
+                if (row.isPresent()) {
+                    verifyLocators(target, row.get());
+                    return row.get();
+                }
+                if (target.workspace().isPresent()) {
+                    Optional<SandboxRecord> byName =
+                            tx.sandboxByName(target.workspace().get(), target.name().get());
+                    if (byName.isPresent()) {
+                        throw GatewayException.withMismatch(
+                                ErrorReason.SANDBOX_ID_MISMATCH,
+                                target.workspace().get() + "/" + target.name().get() + " is sandbox "
+                                        + byName.get().id() + ", not " + id + "; the id is authoritative",
+                                new Mismatch(Mismatch.SANDBOX_ID, id, byName.get().id()));
+                    }
+                }
+                throw notFound(target);
+            }
+            return tx.sandboxByName(target.workspace().get(), target.name().get())
+                    .orElseThrow(() -> notFound(target));
+        });
+    }
+
+    private SandboxRecord reread(StoreTransaction tx, Commands.Target target, String id) {
+        SandboxRecord row = tx.sandbox(id).orElseThrow(() -> notFound(target));
+        verifyLocators(target, row);
+        return row;
+    }
+
+    private static void verifyLocators(Commands.Target target, SandboxRecord row) {
+        if (target.workspace().isEmpty()) {
+            return;
+        }
+        List<Mismatch> mismatches = new ArrayList<>();
+        if (!target.workspace().get().equals(row.workspace())) {
+            mismatches.add(new Mismatch(Mismatch.WORKSPACE, target.workspace().get(), row.workspace()));
+        }
+        if (!target.name().get().equals(row.name())) {
+            mismatches.add(new Mismatch(Mismatch.NAME, target.name().get(), row.name()));
+        }
+        if (!mismatches.isEmpty()) {
+            throw new GatewayException(
+                    ErrorReason.SANDBOX_ID_MISMATCH,
+                    "sandbox " + row.id() + " is " + row.workspace() + "/" + row.name() + ", not "
+                            + target.workspace().get() + "/" + target.name().get() + "; the id is authoritative",
+                    null,
+                    mismatches,
+                    Map.of("sandbox_id", row.id()));
+        }
+    }
+
+    private static GatewayException notFound(Commands.Target target) {
+        String what = target.id().isPresent()
+                ? "sandbox " + target.id().get()
+                : "sandbox " + target.workspace().get() + "/" + target.name().get();
+        return new GatewayException(ErrorReason.SANDBOX_NOT_FOUND, what + " does not exist");
+    }
+
+    private Optional<ExecutionTokens.Claim> verifyToken(Optional<Commands.Precondition> precondition) {
+        return precondition
+                .flatMap(Commands.Precondition::expectedToken)
+                .map(token -> tokens.verify("precondition.expected_execution_token", token));
+    }
+
+    /** Checks, in this order, the expected sandbox id, then the token's sandbox and generation. */
+    private static void checkPrecondition(
+            Optional<Commands.Precondition> precondition, Optional<ExecutionTokens.Claim> claim, SandboxRecord row) {
+        if (precondition.isEmpty()) {
+            return;
+        }
+        Optional<String> expectedId = precondition.get().expectedSandboxId();
+        if (expectedId.isPresent() && !expectedId.get().equals(row.id())) {
+            throw GatewayException.withMismatch(
+                    ErrorReason.SANDBOX_ID_MISMATCH,
+                    "the target is sandbox " + row.id() + ", not the expected " + expectedId.get(),
+                    new Mismatch(Mismatch.SANDBOX_ID, expectedId.get(), row.id()));
+        }
+        if (claim.isPresent()) {
+            ExecutionTokens.Claim c = claim.get();
+            if (!c.sandboxId().equals(row.id())) {
+                throw GatewayException.withMismatch(
+                        ErrorReason.STALE_EXECUTION,
+                        "the execution token belongs to another sandbox (" + c.sandboxId() + "), not " + row.id()
+                                + "; it may have been deleted and its name reused",
+                        new Mismatch(Mismatch.SANDBOX_ID, c.sandboxId(), row.id()));
+            }
+            if (c.generation() != row.generation()) {
+                throw GatewayException.withMismatch(
+                        ErrorReason.STALE_EXECUTION,
+                        "the execution token names generation " + c.generation() + " of sandbox " + row.id()
+                                + ", but its current execution is generation " + row.generation(),
+                        new Mismatch(
+                                Mismatch.GENERATION, Long.toString(c.generation()), Long.toString(row.generation())));
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // Helpers
+
+    private record Decision(SandboxRecord row, boolean isDone) {
+        static Decision done(SandboxRecord row) {
+            return new Decision(row, true);
+        }
+
+        static Decision proceed(SandboxRecord row) {
+            return new Decision(row, false);
+        }
+    }
+
+    private static boolean isRunning(SandboxRecord row) {
+        return row.phase() == SandboxPhase.READY || row.phase() == SandboxPhase.PROVISIONING;
+    }
+
+    private static boolean hasCondition(SandboxRecord row, String type) {
+        return row.conditions().stream().anyMatch(c -> c.type().equals(type));
+    }
+
+    private PendingTransition pending(TransitionKind kind, Admission admission, long expectedGeneration, Instant now) {
+        return new PendingTransition(
+                kind, UUID.randomUUID().toString(), admission.meta.requestId(), expectedGeneration, now);
+    }
+
+    private static OptionalLong expected(PendingTransition transition) {
+        return transition.expectedGeneration() > 0
+                ? OptionalLong.of(transition.expectedGeneration())
+                : OptionalLong.empty();
+    }
+
+    private LaunchInput launchInput(SandboxRecord row) {
+        PolicyRevisionRecord policy = store.read(tx -> revision(tx, row.id(), row.launchRevision()));
+        return new LaunchInput(
+                row.generation(),
+                PolicyDocument.fromCanonical(policy.document()).toLaunchPolicy(policy.revision()));
+    }
+
+    private static PolicyRevisionRecord revision(StoreTransaction tx, String sandboxId, long revision) {
+        return tx.policyRevision(sandboxId, revision)
+                .orElseThrow(() ->
+                        new IllegalStateException("policy revision " + revision + " of " + sandboxId + " is missing"));
+    }
+
+    private void validateWithDriver(SandboxSpec spec, LaunchInput input) {
+        try {
+            call(() -> {
+                driver.validate(spec, input);
+                return null;
+            });
+        } catch (DriverException e) {
+            throw GatewayException.fromDriver(e);
+        }
+    }
+
+    /** Runs a driver call with the configured timeout. A late answer is ignored; the transition stays pending. */
+    private <T> T call(Callable<T> work) {
+        Future<T> future = driverCalls.submit(work);
+        try {
+            return future.get(settings.driverTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof DriverException driverException) {
+                throw driverException;
+            }
+            throw new DriverException(
+                    DriverErrorCode.INTERNAL,
+                    "driver " + driverName + " failed: " + e.getCause().getClass().getSimpleName(),
+                    e.getCause());
+        } catch (TimeoutException e) {
+            throw new DriverException(
+                    DriverErrorCode.DEADLINE_EXCEEDED,
+                    "driver " + driverName + " did not answer within " + settings.driverTimeout());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DriverException(DriverErrorCode.UNAVAILABLE, "interrupted while waiting for the driver");
+        }
+    }
+
+    private static SandboxPhase launchPhase(SandboxState state) {
+        return switch (state) {
+            case RUNNING -> SandboxPhase.READY;
+            case PROVISIONING, UNKNOWN -> SandboxPhase.PROVISIONING;
+            case STOPPING -> SandboxPhase.READY;
+            case STOPPED -> SandboxPhase.STOPPED;
+            case FAILED -> SandboxPhase.ERROR;
+        };
+    }
+
+    private MutationReply reply(Outcome outcome, SandboxRecord sandbox) {
+        return new MutationReply(
+                outcome, Optional.of(sandbox.id()), sandbox.generation(), Optional.of(sandbox), Optional.empty(), false);
+    }
+
+    private void publish(SandboxChange.Type type, SandboxRecord sandbox, Observation observation) {
+        hub.publish(new SandboxChange(type, sandbox, observation, true));
+    }
+
+    /** The gateway's own view of the current execution, for changes the gateway made. */
+    private static Observation currentObservation(SandboxRecord sandbox) {
+        return new Observation(
+                sandbox.generation(), sandbox.runtimeState(), sandbox.runtimeDetail(), sandbox.updateTime(), "");
+    }
+
+    private static Observation observationOf(SandboxObservation o, Instant now) {
+        return new Observation(o.generation(), o.state().name(), o.detail(), now, "");
+    }
+
+    private static String verb(TransitionKind kind) {
+        return switch (kind) {
+            case CREATE -> "create";
+            case STOP -> "stop";
+            case START -> "start";
+            case DELETE -> "delete";
+        };
+    }
+
+    private static void logTransition(SandboxRecord row, PendingTransition t, String outcome, long startedNanos) {
+        log.info(
+                "transition sandbox={} op={} generation={} outcome={} durationMs={} operation={}",
+                row.id(),
+                verb(t.kind()),
+                row.generation(),
+                outcome,
+                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos),
+                t.operationId());
+    }
+
+    private static void logNoop(String op, SandboxRecord row, Outcome outcome) {
+        log.info(
+                "transition sandbox={} op={} generation={} outcome={} durationMs=0",
+                row.id(),
+                op,
+                row.generation(),
+                outcome);
+    }
+
+    private void pruneRequestsQuietly() {
+        try {
+            Instant cutoff = now().minus(settings.requestRetention());
+            int pruned = pruneRequests(cutoff);
+            if (pruned > 0) {
+                log.info("pruned {} request records completed before {}", pruned, cutoff);
+            }
+        } catch (RuntimeException e) {
+            log.warn("pruning request records failed", e);
+        }
+    }
+
+    /** Removes idempotency records of requests that finished before {@code cutoff}. */
+    public int pruneRequests(Instant cutoff) {
+        return store.write(tx -> tx.pruneRequests(cutoff));
+    }
+
+    private Instant now() {
+        return clock.instant();
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        Duration result = a.compareTo(b) <= 0 ? a : b;
+        return result.isZero() ? Duration.ofSeconds(1) : result;
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + "-" + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+    }
+
+    /** Stops the driver subscription and background work. Leaves every sandbox and the driver as they are. */
+    @Override
+    public void close() {
+        closed = true;
+        WatchSubscription subscription = driverWatch;
+        if (subscription != null) {
+            subscription.close();
+        }
+        scheduler.shutdownNow();
+        driverCalls.shutdown();
+        try {
+            if (!driverCalls.awaitTermination(5, TimeUnit.SECONDS)) {
+                driverCalls.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            driverCalls.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package dev.sandgate.gateway.server;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.spi.Availability;
+import dev.sandgate.spi.ComputeDriverProvider;
+import dev.sandgate.spi.DriverConfig;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.stream.Collectors;
+
+/**
+ * Picks the compute driver: the one named in the configuration, else the available provider with the highest
+ * priority. When none fits, the error lists every candidate with its availability reason. Drivers are found with
+ * {@link ServiceLoader}; the gateway never imports a driver module.
+ */
+public final class DriverSelector {
+    private DriverSelector() {}
+
+    /** A provider and what it said about its availability. */
+    public record Candidate(ComputeDriverProvider provider, Availability availability) {
+        public Candidate {
+            requireNonNull(provider, "provider is null");
+            requireNonNull(availability, "availability is null");
+        }
+
+        String describe() {
+            return provider.name() + " (priority " + provider.priority() + "): "
+                    + (availability.available() ? "available" : "unavailable") + " - " + availability.reason();
+        }
+    }
+
+    /** Every installed provider, asked about its availability with {@code config}. */
+    public static List<Candidate> candidates(DriverConfig config, ClassLoader loader) {
+        List<Candidate> candidates = new ArrayList<>();
+        try {
+            for (ComputeDriverProvider provider : ServiceLoader.load(ComputeDriverProvider.class, loader)) {
+                Availability availability;
+                try {
+                    availability = provider.availability(config);
+                } catch (RuntimeException e) {
+                    availability = Availability.unavailable("availability check failed: " + e.getMessage());
+                }
+                candidates.add(new Candidate(provider, availability));
+            }
+        } catch (ServiceConfigurationError e) {
+            throw new ConfigException("a compute driver on the class path cannot be loaded: " + e.getMessage(), e);
+        }
+        candidates.sort(Comparator.comparingInt((Candidate c) -> c.provider().priority())
+                .reversed()
+                .thenComparing(c -> c.provider().name()));
+        return candidates;
+    }
+
+    public static ComputeDriverProvider select(Optional<String> name, DriverConfig config, ClassLoader loader) {
+        List<Candidate> candidates = candidates(config, loader);
+        if (candidates.isEmpty()) {
+            throw new ConfigException(
+                    "no compute driver is installed: put a driver's jar (and its dependencies) on the class path");
+        }
+        if (name.isPresent()) {
+            Candidate chosen = candidates.stream()
+                    .filter(c -> c.provider().name().equals(name.get()))
+                    .findFirst()
+                    .orElseThrow(() -> new ConfigException("driver '" + name.get() + "' is not installed; installed: "
+                            + candidates.stream().map(c -> c.provider().name()).collect(Collectors.joining(", "))));
+            if (!chosen.availability().available()) {
+                throw new ConfigException("driver '" + name.get() + "' is not available: "
+                        + chosen.availability().reason());
+            }
+            return chosen.provider();
+        }
+        return candidates.stream()
+                .filter(c -> c.availability().available())
+                .findFirst()
+                .map(Candidate::provider)
+                .orElseThrow(() -> new ConfigException("no compute driver is available; candidates:\n  "
+                        + candidates.stream().map(Candidate::describe).collect(Collectors.joining("\n  "))));
+    }
+}

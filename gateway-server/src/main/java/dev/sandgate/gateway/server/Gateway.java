@@ -1,0 +1,206 @@
+package dev.sandgate.gateway.server;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.gateway.lifecycle.FaultInjector;
+import dev.sandgate.gateway.lifecycle.Lifecycle;
+import dev.sandgate.gateway.lifecycle.LifecycleSettings;
+import dev.sandgate.gateway.store.SqliteStore;
+import dev.sandgate.gateway.token.ExecutionTokens;
+import dev.sandgate.gateway.token.TokenKeys;
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.ComputeDriverProvider;
+import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.MutationHook;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.util.HexFormat;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A running gateway core: the data directory (locked, so that only one gateway uses it), the store, the token keys,
+ * the driver and the lifecycle, recovered and ready to serve. {@link GatewayServer} puts it on the network.
+ */
+public final class Gateway implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Gateway.class);
+    private static final String DATABASE_FILE = "sandgate.db";
+    private static final String GATEWAY_ID_KEY = "gateway_id";
+
+    private final FileChannel lockChannel;
+    private final FileLock lock;
+    private final SqliteStore store;
+    private final ComputeDriver driver;
+    private final Lifecycle lifecycle;
+    private final String gatewayId;
+
+    private Gateway(
+            FileChannel lockChannel,
+            FileLock lock,
+            SqliteStore store,
+            ComputeDriver driver,
+            Lifecycle lifecycle,
+            String gatewayId) {
+        this.lockChannel = lockChannel;
+        this.lock = lock;
+        this.store = store;
+        this.driver = driver;
+        this.lifecycle = lifecycle;
+        this.gatewayId = gatewayId;
+    }
+
+    /** Opens the gateway described by {@code config}, selecting its driver through {@link DriverSelector}. */
+    public static Gateway open(GatewayConfig config) {
+        return open(config, Clock.systemUTC(), (gatewayId, clock) -> {
+            ComputeDriverProvider provider = DriverSelector.select(
+                    config.driverName(), config.driverConfig(), Gateway.class.getClassLoader());
+            try {
+                return new NamedDriver(
+                        provider.name(),
+                        provider.create(config.driverConfig(), new DriverContext(gatewayId, clock, MutationHook.NONE)));
+            } catch (DriverException e) {
+                throw new ConfigException("driver '" + provider.name() + "' cannot start: " + e.getMessage(), e);
+            }
+        });
+    }
+
+    /** A driver and the name it is known by. */
+    public record NamedDriver(String name, ComputeDriver driver) {
+        public NamedDriver {
+            requireNonNull(name, "name is null");
+            requireNonNull(driver, "driver is null");
+        }
+    }
+
+    /** Makes the driver once the gateway id is known. */
+    @FunctionalInterface
+    public interface DriverFactory {
+        NamedDriver create(String gatewayId, Clock clock);
+    }
+
+    /** Opens a gateway with a driver made by {@code drivers} (tests pass their own). */
+    public static Gateway open(GatewayConfig config, Clock clock, DriverFactory drivers) {
+        Path dataDir = config.dataDir().toAbsolutePath();
+        FileChannel channel = null;
+        FileLock lock = null;
+        SqliteStore store = null;
+        NamedDriver named = null;
+        try {
+            createPrivateDirectory(dataDir);
+            channel = FileChannel.open(
+                    dataDir.resolve("gateway.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            lock = channel.tryLock();
+            if (lock == null) {
+                throw new ConfigException("another gateway is using the data directory " + dataDir);
+            }
+            store = new SqliteStore(dataDir.resolve(DATABASE_FILE), config.storeSynchronous());
+            String gatewayId = gatewayId(store, config.gatewayId());
+            TokenKeys keys = TokenKeys.loadOrCreate(config.tokenKeyFile());
+            named = drivers.create(gatewayId, clock);
+            FaultInjector faults = config.faultPoint().map(FaultInjector::armed).orElse(FaultInjector.disabled());
+            if (faults.armedPoint().isPresent()) {
+                log.warn("TEST FAULT ARMED: the process halts at {}", faults.armedPoint().get().externalName());
+            }
+            Lifecycle lifecycle = new Lifecycle(
+                    store,
+                    named.driver(),
+                    named.name(),
+                    new ExecutionTokens(keys),
+                    faults,
+                    clock,
+                    LifecycleSettings.DEFAULTS
+                            .withDriverTimeout(config.driverTimeout())
+                            .withRequestRetention(config.requestRetention()));
+            lifecycle.recover();
+            log.info("gateway {} ready: driver={} data-dir={}", gatewayId, named.name(), dataDir);
+            return new Gateway(channel, lock, store, named.driver(), lifecycle, gatewayId);
+        } catch (IOException e) {
+            closeQuietly(named, store, lock, channel);
+            throw new UncheckedIOException("cannot open the data directory " + dataDir, e);
+        } catch (RuntimeException e) {
+            closeQuietly(named, store, lock, channel);
+            throw e;
+        }
+    }
+
+    private static String gatewayId(SqliteStore store, Optional<String> configured) {
+        return store.write(tx -> {
+            Optional<String> stored = tx.meta(GATEWAY_ID_KEY);
+            if (configured.isPresent()) {
+                if (stored.isPresent() && !stored.get().equals(configured.get())) {
+                    throw new ConfigException("gateway-id " + configured.get() + " differs from " + stored.get()
+                            + ", the id this data directory was created with; its sandboxes carry that id");
+                }
+                tx.putMeta(GATEWAY_ID_KEY, configured.get());
+                return configured.get();
+            }
+            if (stored.isPresent()) {
+                return stored.get();
+            }
+            byte[] random = new byte[4];
+            ThreadLocalRandom.current().nextBytes(random);
+            String generated = "gw-" + HexFormat.of().formatHex(random);
+            tx.putMeta(GATEWAY_ID_KEY, generated);
+            return generated;
+        });
+    }
+
+    private static void createPrivateDirectory(Path dir) throws IOException {
+        if (Files.isDirectory(dir)) {
+            return;
+        }
+        Files.createDirectories(dir);
+        try {
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        } catch (UnsupportedOperationException e) {
+            // Not a POSIX file system.
+        }
+    }
+
+    public Lifecycle lifecycle() {
+        return lifecycle;
+    }
+
+    public String gatewayId() {
+        return gatewayId;
+    }
+
+    @Override
+    public void close() {
+        lifecycle.close();
+        closeQuietly(new NamedDriver(lifecycle.driverName(), driver), store, lock, lockChannel);
+    }
+
+    private static void closeQuietly(NamedDriver named, SqliteStore store, FileLock lock, FileChannel channel) {
+        if (named != null) {
+            try {
+                named.driver().close();
+            } catch (RuntimeException e) {
+                log.warn("closing driver {} failed", named.name(), e);
+            }
+        }
+        if (store != null) {
+            store.close();
+        }
+        try {
+            if (lock != null) {
+                lock.release();
+            }
+            if (channel != null) {
+                channel.close();
+            }
+        } catch (IOException e) {
+            log.warn("releasing the data directory lock failed", e);
+        }
+    }
+}

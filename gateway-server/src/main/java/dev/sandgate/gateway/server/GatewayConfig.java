@@ -1,0 +1,328 @@
+package dev.sandgate.gateway.server;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.gateway.lifecycle.FaultPoint;
+import dev.sandgate.gateway.store.SqliteStore;
+import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.Identifiers;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.stream.Collectors;
+
+/**
+ * The gateway's settings, from (highest precedence first) command-line flags, {@code SANDGATE_*} environment
+ * variables, a properties file ({@code --config}) and defaults. See {@link #usage()}.
+ *
+ * @param listenHost the address to listen on
+ * @param listenPort the port to listen on (0: any free port)
+ * @param dataDir the data directory (SQLite store, token keys, lock file)
+ * @param driverName the driver to use; empty: the available driver with the highest priority
+ * @param driverProperties settings passed to the driver unchanged ({@code docker.host}, {@code reference.directory})
+ * @param tokenKeyFile the execution-token key file
+ * @param gatewayId this gateway's id for drivers; empty: generated once and kept in the store
+ * @param requestRetention how long request-id records are kept
+ * @param driverTimeout how long one driver call may take
+ * @param storeSynchronous SQLite's synchronous setting
+ * @param testFaultsEnabled whether fault points may be armed (tests only)
+ * @param faultPoint the armed fault point
+ * @param readyFile a file to write "host:port" to once the gateway serves
+ * @param help print the usage and exit
+ * @param rotateTokenKey rotate the token key file and exit
+ */
+public record GatewayConfig(
+        String listenHost,
+        int listenPort,
+        Path dataDir,
+        Optional<String> driverName,
+        Map<String, String> driverProperties,
+        Path tokenKeyFile,
+        Optional<String> gatewayId,
+        Duration requestRetention,
+        Duration driverTimeout,
+        SqliteStore.Synchronous storeSynchronous,
+        boolean testFaultsEnabled,
+        Optional<FaultPoint> faultPoint,
+        Optional<Path> readyFile,
+        boolean help,
+        boolean rotateTokenKey) {
+    public static final String DEFAULT_LISTEN = "127.0.0.1:7443";
+    public static final String ENV_PREFIX = "SANDGATE_";
+    public static final String ENV_DRIVER_PROPERTY_PREFIX = "SANDGATE_DRIVER_PROPERTY_";
+
+    /** The gateway's own settings; every other key of the properties file is a driver property. */
+    private static final Set<String> KEYS = Set.of(
+            "listen",
+            "data-dir",
+            "driver",
+            "token-key-file",
+            "gateway-id",
+            "request-retention",
+            "driver-timeout",
+            "store-synchronous",
+            "enable-test-faults",
+            "fault-point",
+            "ready-file");
+
+    public GatewayConfig {
+        requireNonNull(listenHost, "listenHost is null");
+        requireNonNull(dataDir, "dataDir is null");
+        requireNonNull(driverName, "driverName is null");
+        driverProperties = Map.copyOf(requireNonNull(driverProperties, "driverProperties is null"));
+        requireNonNull(tokenKeyFile, "tokenKeyFile is null");
+        requireNonNull(gatewayId, "gatewayId is null");
+        requireNonNull(requestRetention, "requestRetention is null");
+        requireNonNull(driverTimeout, "driverTimeout is null");
+        requireNonNull(storeSynchronous, "storeSynchronous is null");
+        requireNonNull(faultPoint, "faultPoint is null");
+        requireNonNull(readyFile, "readyFile is null");
+    }
+
+    public DriverConfig driverConfig() {
+        return new DriverConfig(driverProperties);
+    }
+
+    public String listen() {
+        return listenHost + ":" + listenPort;
+    }
+
+    /** Reads the configuration. Throws {@link ConfigException} naming the bad setting. */
+    public static GatewayConfig load(String[] args, Map<String, String> environment) {
+        Map<String, String> flags = new LinkedHashMap<>();
+        Map<String, String> flagDriverProperties = new LinkedHashMap<>();
+        boolean help = false;
+        boolean rotate = false;
+        for (int i = 0; i < args.length; i++) {
+            String arg = args[i];
+            if (arg.equals("--help") || arg.equals("-h")) {
+                help = true;
+                continue;
+            }
+            if (arg.equals("--rotate-token-key")) {
+                rotate = true;
+                continue;
+            }
+            if (arg.equals("--enable-test-faults")) {
+                flags.put("enable-test-faults", "true");
+                continue;
+            }
+            if (!arg.startsWith("--")) {
+                throw new ConfigException("unexpected argument '" + arg + "' (see --help)");
+            }
+            String name = arg.substring(2);
+            String value;
+            int equals = name.indexOf('=');
+            if (equals >= 0) {
+                value = name.substring(equals + 1);
+                name = name.substring(0, equals);
+            } else {
+                if (i + 1 >= args.length) {
+                    throw new ConfigException("--" + name + " needs a value");
+                }
+                value = args[++i];
+            }
+            if (name.equals("driver-property")) {
+                int eq = value.indexOf('=');
+                if (eq <= 0) {
+                    throw new ConfigException("--driver-property takes key=value, got '" + value + "'");
+                }
+                flagDriverProperties.put(value.substring(0, eq), value.substring(eq + 1));
+            } else if (name.equals("config") || KEYS.contains(name)) {
+                flags.put(name, value);
+            } else {
+                throw new ConfigException("unknown option --" + name + " (see --help)");
+            }
+        }
+
+        Map<String, String> env = new LinkedHashMap<>();
+        Map<String, String> envDriverProperties = new TreeMap<>();
+        environment.forEach((key, value) -> {
+            if (key.startsWith(ENV_DRIVER_PROPERTY_PREFIX) && key.length() > ENV_DRIVER_PROPERTY_PREFIX.length()) {
+                envDriverProperties.put(
+                        key.substring(ENV_DRIVER_PROPERTY_PREFIX.length())
+                                .toLowerCase(Locale.ROOT)
+                                .replace('_', '.'),
+                        value);
+            } else if (key.startsWith(ENV_PREFIX)) {
+                String name = key.substring(ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '-');
+                if (name.equals("config") || KEYS.contains(name)) {
+                    env.put(name, value);
+                }
+            }
+        });
+
+        Map<String, String> file = new LinkedHashMap<>();
+        Map<String, String> fileDriverProperties = new LinkedHashMap<>();
+        String configFile = flags.getOrDefault("config", env.get("config"));
+        if (configFile != null) {
+            Properties properties = new Properties();
+            try (Reader reader = Files.newBufferedReader(Path.of(configFile), StandardCharsets.UTF_8)) {
+                properties.load(reader);
+            } catch (IOException e) {
+                throw new ConfigException("cannot read the configuration file " + configFile + ": " + e.getMessage(), e);
+            }
+            for (String key : properties.stringPropertyNames()) {
+                String value = properties.getProperty(key).trim();
+                if (KEYS.contains(key)) {
+                    file.put(key, value);
+                } else {
+                    fileDriverProperties.put(key, value);
+                }
+            }
+        }
+
+        Map<String, String> settings = new LinkedHashMap<>(file);
+        settings.putAll(env);
+        settings.putAll(flags);
+        Map<String, String> driverProperties = new TreeMap<>(fileDriverProperties);
+        driverProperties.putAll(envDriverProperties);
+        driverProperties.putAll(flagDriverProperties);
+
+        String listen = settings.getOrDefault("listen", DEFAULT_LISTEN);
+        int colon = listen.lastIndexOf(':');
+        if (colon <= 0) {
+            throw new ConfigException("listen must be host:port, got '" + listen + "'");
+        }
+        String host = listen.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(listen.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw new ConfigException("listen must be host:port, got '" + listen + "'");
+        }
+        if (port < 0 || port > 65535) {
+            throw new ConfigException("listen port must be 0 to 65535, got " + port);
+        }
+        Path dataDir = Path.of(settings.getOrDefault("data-dir", defaultDataDir()));
+        Optional<String> driver = Optional.ofNullable(settings.get("driver")).filter(s -> !s.isBlank());
+        Path tokenKeyFile = Path.of(settings.getOrDefault(
+                "token-key-file", dataDir.resolve("token-keys.properties").toString()));
+        Optional<String> gatewayId = Optional.ofNullable(settings.get("gateway-id")).filter(s -> !s.isBlank());
+        gatewayId.ifPresent(id -> {
+            try {
+                Identifiers.requireDnsLabel("gateway-id", id, Identifiers.MAX_GATEWAY_ID_LENGTH);
+            } catch (DriverException e) {
+                throw new ConfigException(e.getMessage());
+            }
+        });
+        DriverConfig parse = new DriverConfig(settings);
+        Duration retention = duration(parse, "request-retention", Duration.ofHours(24));
+        Duration driverTimeout = duration(parse, "driver-timeout", Duration.ofMinutes(2));
+        SqliteStore.Synchronous synchronous;
+        try {
+            synchronous = SqliteStore.Synchronous.valueOf(
+                    settings.getOrDefault("store-synchronous", "NORMAL").toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException("store-synchronous must be NORMAL or FULL");
+        }
+        boolean testFaults;
+        try {
+            testFaults = parse.getBoolean("enable-test-faults", false);
+        } catch (DriverException e) {
+            throw new ConfigException(e.getMessage());
+        }
+        Optional<FaultPoint> faultPoint = Optional.ofNullable(settings.get("fault-point"))
+                .filter(s -> !s.isBlank())
+                .map(name -> FaultPoint.byExternalName(name)
+                        .orElseThrow(() -> new ConfigException("fault-point must be one of "
+                                + Arrays.stream(FaultPoint.values())
+                                        .map(FaultPoint::externalName)
+                                        .collect(Collectors.joining(", "))
+                                + ", got '" + name + "'")));
+        if (faultPoint.isPresent() && !testFaults) {
+            throw new ConfigException("refusing fault-point " + faultPoint.get().externalName()
+                    + ": test faults are not enabled (start with --enable-test-faults, for tests only)");
+        }
+        Optional<Path> readyFile = Optional.ofNullable(settings.get("ready-file")).map(Path::of);
+        return new GatewayConfig(
+                host,
+                port,
+                dataDir,
+                driver,
+                driverProperties,
+                tokenKeyFile,
+                gatewayId,
+                retention,
+                driverTimeout,
+                synchronous,
+                testFaults,
+                faultPoint,
+                readyFile,
+                help,
+                rotate);
+    }
+
+    private static Duration duration(DriverConfig settings, String key, Duration defaultValue) {
+        try {
+            Duration value = settings.getDuration(key, defaultValue);
+            if (value.isNegative() || value.isZero()) {
+                throw new ConfigException(key + " must be positive");
+            }
+            return value;
+        } catch (DriverException e) {
+            throw new ConfigException(e.getMessage());
+        }
+    }
+
+    private static String defaultDataDir() {
+        return Path.of(System.getProperty("user.home"), ".sandgate", "data").toString();
+    }
+
+    /** The text of {@code --help}. */
+    public static String usage() {
+        return """
+                Usage: GatewayMain [options]
+
+                Runs the Sandgate gateway: the sandgate.v1.SandboxService over gRPC (plaintext), with gRPC health
+                checking and server reflection, on the embedded SQLite store, with one compute driver.
+
+                Options (each also settable as SANDGATE_<NAME> in the environment, e.g. SANDGATE_DATA_DIR, and as
+                <name>=value in the --config file; flags win over the environment, which wins over the file):
+                  --config FILE              properties file with any of the settings below; its other keys are
+                                             driver properties (e.g. docker.host=unix:///run/docker.sock)
+                  --listen HOST:PORT         address to serve on (default 127.0.0.1:7443; port 0 picks a free port)
+                  --data-dir DIR             SQLite store, token keys and lock file (default ~/.sandgate/data)
+                  --driver NAME              compute driver to use (default: the available driver with the highest
+                                             priority; when none is available the error lists every candidate)
+                  --driver-property KEY=VALUE
+                                             a driver setting, repeatable (e.g. reference.directory=/var/sandboxes);
+                                             environment: SANDGATE_DRIVER_PROPERTY_<KEY> with '.' written as '_'
+                                             (SANDGATE_DRIVER_PROPERTY_DOCKER_HOST sets docker.host)
+                  --token-key-file FILE      execution-token keys (default DATA_DIR/token-keys.properties; created
+                                             on first start, owner-only)
+                  --gateway-id ID            this gateway's id stamped on runtime resources (default: generated once
+                                             and kept in the store)
+                  --request-retention DUR    how long request_id records are kept (default 24h; e.g. 90m, 2h, PT1H)
+                  --driver-timeout DUR       how long one driver call may take before the transition is left pending
+                                             and retried (default 2m)
+                  --store-synchronous MODE   NORMAL (default: survives a gateway crash; an OS crash may lose the
+                                             last commits) or FULL (also survives an OS crash; slower)
+                  --ready-file FILE          write HOST:PORT to FILE once serving
+                  --rotate-token-key         make a new current token key, keep the old one as previous, and exit
+                                             (restart the gateway to use it; tokens of both keys verify)
+                  --help                     print this text and exit
+
+                Test switches (refused unless --enable-test-faults / SANDGATE_ENABLE_TEST_FAULTS=true is given):
+                  --enable-test-faults       allow a fault point to be armed
+                  --fault-point NAME         halt the process (exit status 86) when the lifecycle reaches NAME:
+                                             create|stop|start|delete . after-intent|after-driver
+                                             (e.g. stop.after-intent)
+                """;
+    }
+}

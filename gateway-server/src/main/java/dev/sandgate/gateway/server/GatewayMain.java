@@ -1,0 +1,99 @@
+package dev.sandgate.gateway.server;
+
+import dev.sandgate.gateway.token.TokenKeys;
+import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gateway's command-line entry point. {@code --help} prints every option ({@link GatewayConfig#usage()}).
+ *
+ * <p>Exit status: 0 after a clean shutdown (SIGTERM/SIGINT), 2 for a configuration error, 1 for a failure at start,
+ * 86 when an armed test fault point halted the process.
+ */
+public final class GatewayMain {
+    private static final Logger log = LoggerFactory.getLogger(GatewayMain.class);
+
+    private GatewayMain() {}
+
+    public static void main(String[] args) {
+        System.exit(run(args, System.out, System.err));
+    }
+
+    static int run(String[] args, PrintStream out, PrintStream err) {
+        GatewayConfig config;
+        try {
+            config = GatewayConfig.load(args, System.getenv());
+        } catch (ConfigException e) {
+            err.println("sandgate: " + e.getMessage());
+            return 2;
+        }
+        if (config.help()) {
+            out.print(GatewayConfig.usage());
+            return 0;
+        }
+        if (config.rotateTokenKey()) {
+            TokenKeys keys = TokenKeys.rotate(config.tokenKeyFile());
+            out.println("rotated " + config.tokenKeyFile() + ": current key " + keys.current().id()
+                    + ", previous key " + keys.previous().map(TokenKeys.Key::id).orElse("(none)")
+                    + "; restart the gateway to sign with the new key");
+            return 0;
+        }
+        Gateway gateway;
+        GatewayServer server;
+        try {
+            gateway = Gateway.open(config);
+        } catch (ConfigException e) {
+            err.println("sandgate: " + e.getMessage());
+            return 2;
+        } catch (RuntimeException e) {
+            log.error("the gateway could not start", e);
+            err.println("sandgate: the gateway could not start: " + e.getMessage());
+            return 1;
+        }
+        try {
+            server = GatewayServer.start(
+                    gateway,
+                    NettyServerBuilder.forAddress(new InetSocketAddress(config.listenHost(), config.listenPort())));
+        } catch (RuntimeException e) {
+            gateway.close();
+            err.println("sandgate: cannot listen on " + config.listen() + ": " + e.getMessage());
+            return 1;
+        }
+        String address = config.listenHost() + ":" + server.port();
+        log.info("serving sandgate.v1.SandboxService on {} (driver {})", address, gateway.lifecycle().driverName());
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            server.close();
+            gateway.close();
+        }, "sandgate-shutdown"));
+        if (config.readyFile().isPresent()) {
+            try {
+                writeAtomically(config.readyFile().get(), address + "\n");
+            } catch (IOException e) {
+                err.println("sandgate: cannot write the ready file: " + e.getMessage());
+                return 1;
+            }
+        }
+        try {
+            server.awaitTermination();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        return 0;
+    }
+
+    private static void writeAtomically(Path file, String text) throws IOException {
+        Path parent = file.toAbsolutePath().getParent();
+        Files.createDirectories(parent);
+        Path temp = Files.createTempFile(parent, ".ready", ".tmp");
+        Files.writeString(temp, text, StandardCharsets.UTF_8);
+        Files.move(temp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+}

@@ -1,0 +1,561 @@
+package dev.sandgate.gateway.store;
+
+import static dev.sandgate.gateway.store.SqliteStatements.*;
+import static java.util.Objects.requireNonNull;
+
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Function;
+import org.flywaydb.core.Flyway;
+
+/**
+ * The embedded store: one SQLite file in WAL mode, migrated by Flyway.
+ *
+ * <p>Writes go through one connection, serialized by a lock, so a {@link #write} transaction reads and writes
+ * without interference. Reads use a small pool of other connections; in WAL mode they see the last committed state
+ * and never block the writer.
+ *
+ * <p>Durability: with {@link Synchronous#NORMAL} (the default) a commit survives a crash of the gateway process; an
+ * operating-system crash or power loss may lose the last commits (never corrupting the file). {@link
+ * Synchronous#FULL} also survives those, at roughly a fifth of the commit rate here. See docs/api.md.
+ */
+public final class SqliteStore implements Store {
+    /** SQLite's {@code synchronous} setting in WAL mode. */
+    public enum Synchronous {
+        NORMAL,
+        FULL
+    }
+
+    private static final int READERS = 4;
+
+    private final String url;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    private final Db writer;
+    private final BlockingQueue<Db> readers = new ArrayBlockingQueue<>(READERS);
+    private final List<Db> all = new ArrayList<>();
+
+    public SqliteStore(Path file, Synchronous synchronous) {
+        requireNonNull(file, "file is null");
+        requireNonNull(synchronous, "synchronous is null");
+        this.url = "jdbc:sqlite:" + file.toAbsolutePath();
+        migrate();
+        try {
+            writer = open(synchronous);
+            all.add(writer);
+            for (int i = 0; i < READERS; i++) {
+                Db reader = open(synchronous);
+                all.add(reader);
+                readers.add(reader);
+            }
+        } catch (SQLException e) {
+            close();
+            throw new StoreException("cannot open the store at " + file, e);
+        }
+    }
+
+    private void migrate() {
+        Flyway.configure()
+                .dataSource(url, null, null)
+                .locations("classpath:db/migration")
+                .load()
+                .migrate();
+    }
+
+    private Db open(Synchronous synchronous) throws SQLException {
+        Properties properties = new Properties();
+        properties.setProperty("journal_mode", "WAL");
+        properties.setProperty("synchronous", synchronous.name());
+        properties.setProperty("foreign_keys", "true");
+        properties.setProperty("busy_timeout", "10000");
+        Connection connection = DriverManager.getConnection(url, properties);
+        connection.setAutoCommit(false);
+        return new Db(connection);
+    }
+
+    @Override
+    public <T> T write(Function<StoreTransaction, T> work) {
+        writeLock.lock();
+        try {
+            try {
+                T result = work.apply(new Tx(writer, true));
+                writer.connection.commit();
+                return result;
+            } catch (RuntimeException | Error e) {
+                rollback(writer);
+                throw e;
+            } catch (SQLException e) {
+                rollback(writer);
+                throw new StoreException("commit failed", e);
+            }
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    @Override
+    public <T> T read(Function<StoreTransaction, T> work) {
+        Db reader;
+        try {
+            reader = readers.take();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new StoreException("interrupted while waiting for a store connection", e);
+        }
+        try {
+            return work.apply(new Tx(reader, false));
+        } finally {
+            rollback(reader);
+            readers.add(reader);
+        }
+    }
+
+    private static void rollback(Db db) {
+        try {
+            db.connection.rollback();
+        } catch (SQLException e) {
+            throw new StoreException("rollback failed", e);
+        }
+    }
+
+    @Override
+    public void close() {
+        writeLock.lock();
+        try {
+            for (Db db : all) {
+                try {
+                    db.connection.close();
+                } catch (SQLException e) {
+                    // Closing anyway; nothing is pending on a connection we close.
+                }
+            }
+            all.clear();
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /** A connection and its prepared statements. */
+    private static final class Db {
+        final Connection connection;
+        final Map<String, PreparedStatement> statements = new HashMap<>();
+
+        Db(Connection connection) {
+            this.connection = connection;
+        }
+
+        PreparedStatement prepare(String sql) throws SQLException {
+            PreparedStatement statement = statements.get(sql);
+            if (statement == null) {
+                statement = connection.prepareStatement(sql);
+                statements.put(sql, statement);
+            }
+            statement.clearParameters();
+            return statement;
+        }
+    }
+
+    private static final class Tx implements StoreTransaction {
+        private final Db db;
+        private final boolean writable;
+
+        Tx(Db db, boolean writable) {
+            this.db = db;
+            this.writable = writable;
+        }
+
+        private void requireWritable() {
+            if (!writable) {
+                throw new IllegalStateException("write in a read-only transaction");
+            }
+        }
+
+        @Override
+        public Optional<SandboxRecord> sandbox(String id) {
+            return one(SELECT_SANDBOX, List.of(id));
+        }
+
+        @Override
+        public Optional<SandboxRecord> sandboxByName(String workspace, String name) {
+            return one(SELECT_SANDBOX_BY_NAME, List.of(workspace, name));
+        }
+
+        private Optional<SandboxRecord> one(String sql, List<Object> parameters) {
+            List<SandboxRecord> rows = sandboxes(sql, parameters);
+            return rows.isEmpty() ? Optional.empty() : Optional.of(rows.getFirst());
+        }
+
+        private List<SandboxRecord> sandboxes(String sql, List<Object> parameters) {
+            try {
+                PreparedStatement statement = db.prepare(sql);
+                bind(statement, parameters);
+                List<SandboxRecord> rows = new ArrayList<>();
+                try (ResultSet rs = statement.executeQuery()) {
+                    while (rs.next()) {
+                        rows.add(readSandbox(rs));
+                    }
+                }
+                return rows;
+            } catch (SQLException e) {
+                throw new StoreException("reading sandboxes failed", e);
+            }
+        }
+
+        @Override
+        public SandboxRecord insertSandbox(SandboxRecord s) {
+            requireWritable();
+            SandboxRecord inserted = s.toBuilder().resourceVersion(1).build();
+            try {
+                if (sandboxByName(s.workspace(), s.name()).isPresent()) {
+                    throw new NameTakenException(s.workspace() + "/" + s.name() + " exists");
+                }
+                PreparedStatement statement = db.prepare(INSERT_SANDBOX);
+                Optional<PendingTransition> p = s.pending();
+                bind(
+                        statement,
+                        List.of(
+                                s.id(),
+                                s.workspace(),
+                                s.name(),
+                                s.phase().name(),
+                                s.generation(),
+                                s.generationStart().toEpochMilli(),
+                                s.launchRevision(),
+                                s.launchDigest(),
+                                s.runtimeGeneration(),
+                                s.runtimeState(),
+                                s.runtimeDetail(),
+                                s.policyMode().name(),
+                                s.admittedRevision(),
+                                s.admittedDigest(),
+                                StoreJson.spec(s.spec()),
+                                StoreJson.labels(s.labels()),
+                                StoreJson.conditions(s.conditions()),
+                                nullable(p.map(t -> t.kind().name())),
+                                nullable(p.map(PendingTransition::operationId)),
+                                nullable(p.flatMap(PendingTransition::requestId)),
+                                nullable(p.map(PendingTransition::expectedGeneration)),
+                                nullable(p.map(t -> t.since().toEpochMilli())),
+                                1L,
+                                s.createTime().toEpochMilli(),
+                                s.updateTime().toEpochMilli()));
+                statement.executeUpdate();
+                PreparedStatement label = db.prepare(INSERT_LABEL);
+                for (Map.Entry<String, String> entry : s.labels().entrySet()) {
+                    bind(label, List.of(s.id(), entry.getKey(), entry.getValue()));
+                    label.executeUpdate();
+                }
+                return inserted;
+            } catch (SQLException e) {
+                throw new StoreException("inserting sandbox " + s.id() + " failed", e);
+            }
+        }
+
+        @Override
+        public SandboxRecord updateSandbox(SandboxRecord s) {
+            requireWritable();
+            long next = s.resourceVersion() + 1;
+            Optional<PendingTransition> p = s.pending();
+            try {
+                PreparedStatement statement = db.prepare(UPDATE_SANDBOX);
+                bind(
+                        statement,
+                        List.of(
+                                s.phase().name(),
+                                s.generation(),
+                                s.generationStart().toEpochMilli(),
+                                s.launchRevision(),
+                                s.launchDigest(),
+                                s.runtimeGeneration(),
+                                s.runtimeState(),
+                                s.runtimeDetail(),
+                                s.admittedRevision(),
+                                s.admittedDigest(),
+                                StoreJson.conditions(s.conditions()),
+                                nullable(p.map(t -> t.kind().name())),
+                                nullable(p.map(PendingTransition::operationId)),
+                                nullable(p.flatMap(PendingTransition::requestId)),
+                                nullable(p.map(PendingTransition::expectedGeneration)),
+                                nullable(p.map(t -> t.since().toEpochMilli())),
+                                next,
+                                s.updateTime().toEpochMilli(),
+                                s.id(),
+                                s.resourceVersion()));
+                if (statement.executeUpdate() != 1) {
+                    throw new StaleRecordException(
+                            "sandbox " + s.id() + " changed since version " + s.resourceVersion());
+                }
+                return s.toBuilder().resourceVersion(next).build();
+            } catch (SQLException e) {
+                throw new StoreException("updating sandbox " + s.id() + " failed", e);
+            }
+        }
+
+        @Override
+        public void deleteSandbox(String id, long expectedVersion) {
+            requireWritable();
+            try {
+                PreparedStatement statement = db.prepare(DELETE_SANDBOX);
+                bind(statement, List.of(id, expectedVersion));
+                if (statement.executeUpdate() != 1) {
+                    throw new StaleRecordException("sandbox " + id + " changed since version " + expectedVersion);
+                }
+            } catch (SQLException e) {
+                throw new StoreException("deleting sandbox " + id + " failed", e);
+            }
+        }
+
+        @Override
+        public List<SandboxRecord> listSandboxes(SandboxFilter filter, Optional<SandboxKey> after, int limit) {
+            StringBuilder sql = new StringBuilder(SELECT_SANDBOXES_PREFIX);
+            List<Object> parameters = new ArrayList<>();
+            filter.workspace().ifPresent(workspace -> {
+                sql.append(FILTER_WORKSPACE);
+                parameters.add(workspace);
+            });
+            filter.labels().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(label -> {
+                sql.append(FILTER_LABEL);
+                parameters.add(label.getKey());
+                parameters.add(label.getValue());
+            });
+            if (!filter.phases().isEmpty()) {
+                sql.append(FILTER_PHASE_PREFIX);
+                List<SandboxPhase> phases =
+                        filter.phases().stream().sorted().toList();
+                for (int i = 0; i < phases.size(); i++) {
+                    sql.append(i == 0 ? "?" : ", ?");
+                    parameters.add(phases.get(i).name());
+                }
+                sql.append(')');
+            }
+            after.ifPresent(key -> {
+                sql.append(FILTER_AFTER);
+                parameters.add(key.workspace());
+                parameters.add(key.workspace());
+                parameters.add(key.name());
+            });
+            sql.append(ORDER_AND_LIMIT);
+            parameters.add((long) limit);
+            return sandboxes(sql.toString(), parameters);
+        }
+
+        @Override
+        public List<SandboxRecord> pendingSandboxes() {
+            return sandboxes(SELECT_PENDING, List.of());
+        }
+
+        @Override
+        public void insertPolicyRevision(PolicyRevisionRecord r) {
+            requireWritable();
+            try {
+                PreparedStatement statement = db.prepare(INSERT_POLICY_REVISION);
+                bind(
+                        statement,
+                        List.of(r.sandboxId(), r.revision(), r.digest(), r.document(), r.admitTime().toEpochMilli()));
+                statement.executeUpdate();
+            } catch (SQLException e) {
+                throw new StoreException("inserting policy revision failed", e);
+            }
+        }
+
+        @Override
+        public Optional<PolicyRevisionRecord> policyRevision(String sandboxId, long revision) {
+            try {
+                PreparedStatement statement = db.prepare(SELECT_POLICY_REVISION);
+                bind(statement, List.of(sandboxId, revision));
+                try (ResultSet rs = statement.executeQuery()) {
+                    if (!rs.next()) {
+                        return Optional.empty();
+                    }
+                    return Optional.of(new PolicyRevisionRecord(
+                            rs.getString(1),
+                            rs.getLong(2),
+                            rs.getString(3),
+                            rs.getBytes(4),
+                            Instant.ofEpochMilli(rs.getLong(5))));
+                }
+            } catch (SQLException e) {
+                throw new StoreException("reading policy revision failed", e);
+            }
+        }
+
+        @Override
+        public Optional<RequestRecord> request(String requestId) {
+            try {
+                PreparedStatement statement = db.prepare(SELECT_REQUEST);
+                bind(statement, List.of(requestId));
+                try (ResultSet rs = statement.executeQuery()) {
+                    if (!rs.next()) {
+                        return Optional.empty();
+                    }
+                    String resultJson = rs.getString(7);
+                    long completeMs = rs.getLong(9);
+                    boolean completed = !rs.wasNull();
+                    return Optional.of(new RequestRecord(
+                            rs.getString(1),
+                            rs.getString(2),
+                            rs.getString(3),
+                            Optional.ofNullable(rs.getString(4)),
+                            rs.getLong(5),
+                            "DONE".equals(rs.getString(6))
+                                    ? Optional.of(StoreJson.result(resultJson))
+                                    : Optional.empty(),
+                            Instant.ofEpochMilli(rs.getLong(8)),
+                            completed ? Optional.of(Instant.ofEpochMilli(completeMs)) : Optional.empty()));
+                }
+            } catch (SQLException e) {
+                throw new StoreException("reading request failed", e);
+            }
+        }
+
+        @Override
+        public void insertRequest(RequestRecord r) {
+            requireWritable();
+            try {
+                PreparedStatement statement = db.prepare(INSERT_REQUEST);
+                bind(
+                        statement,
+                        List.of(
+                                r.requestId(),
+                                r.method(),
+                                r.fingerprint(),
+                                nullable(r.sandboxId()),
+                                r.generation(),
+                                r.done() ? "DONE" : "PENDING",
+                                nullable(r.result().map(StoreJson::result)),
+                                r.createTime().toEpochMilli(),
+                                nullable(r.completeTime().map(Instant::toEpochMilli))));
+                statement.executeUpdate();
+            } catch (SQLException e) {
+                throw new StoreException("inserting request failed", e);
+            }
+        }
+
+        @Override
+        public void completeRequest(String requestId, RequestResult result, Instant completeTime) {
+            requireWritable();
+            try {
+                PreparedStatement statement = db.prepare(COMPLETE_REQUEST);
+                bind(statement, List.of(StoreJson.result(result), completeTime.toEpochMilli(), requestId));
+                if (statement.executeUpdate() != 1) {
+                    throw new StaleRecordException("request " + requestId + " is not pending");
+                }
+            } catch (SQLException e) {
+                throw new StoreException("completing request failed", e);
+            }
+        }
+
+        @Override
+        public int pruneRequests(Instant cutoff) {
+            requireWritable();
+            try {
+                PreparedStatement statement = db.prepare(PRUNE_REQUESTS);
+                bind(statement, List.of(cutoff.toEpochMilli()));
+                return statement.executeUpdate();
+            } catch (SQLException e) {
+                throw new StoreException("pruning requests failed", e);
+            }
+        }
+
+        @Override
+        public Optional<String> meta(String key) {
+            try {
+                PreparedStatement statement = db.prepare(SELECT_META);
+                bind(statement, List.of(key));
+                try (ResultSet rs = statement.executeQuery()) {
+                    return rs.next() ? Optional.of(rs.getString(1)) : Optional.empty();
+                }
+            } catch (SQLException e) {
+                throw new StoreException("reading meta failed", e);
+            }
+        }
+
+        @Override
+        public void putMeta(String key, String value) {
+            requireWritable();
+            try {
+                PreparedStatement statement = db.prepare(UPSERT_META);
+                bind(statement, List.of(key, value));
+                statement.executeUpdate();
+            } catch (SQLException e) {
+                throw new StoreException("writing meta failed", e);
+            }
+        }
+    }
+
+    /** A marker for SQL NULL in parameter lists (which cannot hold null). */
+    private enum Null {
+        VALUE
+    }
+
+    private static Object nullable(Optional<?> value) {
+        return value.isPresent() ? value.get() : Null.VALUE;
+    }
+
+    private static void bind(PreparedStatement statement, List<Object> parameters) throws SQLException {
+        for (int i = 0; i < parameters.size(); i++) {
+            Object value = parameters.get(i);
+            int index = i + 1;
+            switch (value) {
+                case Null n -> statement.setNull(index, Types.NULL);
+                case String s -> statement.setString(index, s);
+                case Long l -> statement.setLong(index, l);
+                case Integer n -> statement.setLong(index, n);
+                case byte[] bytes -> statement.setBytes(index, bytes);
+                default ->
+                    throw new IllegalArgumentException(
+                            "unsupported parameter type " + value.getClass().getName().toLowerCase(Locale.ROOT));
+            }
+        }
+    }
+
+    private static SandboxRecord readSandbox(ResultSet rs) throws SQLException {
+        String pendingKind = rs.getString(18);
+        Optional<PendingTransition> pending = Optional.empty();
+        if (pendingKind != null) {
+            pending = Optional.of(new PendingTransition(
+                    TransitionKind.valueOf(pendingKind),
+                    rs.getString(19),
+                    Optional.ofNullable(rs.getString(20)),
+                    rs.getLong(21),
+                    Instant.ofEpochMilli(rs.getLong(22))));
+        }
+        return new SandboxRecord(
+                rs.getString(1),
+                rs.getString(2),
+                rs.getString(3),
+                SandboxPhase.valueOf(rs.getString(4)),
+                rs.getLong(5),
+                Instant.ofEpochMilli(rs.getLong(6)),
+                rs.getLong(7),
+                rs.getString(8),
+                rs.getLong(9),
+                rs.getString(10),
+                rs.getString(11),
+                PolicyMode.valueOf(rs.getString(12)),
+                rs.getLong(13),
+                rs.getString(14),
+                StoreJson.spec(rs.getString(15)),
+                StoreJson.labels(rs.getString(16)),
+                StoreJson.conditions(rs.getString(17)),
+                pending,
+                rs.getLong(23),
+                Instant.ofEpochMilli(rs.getLong(24)),
+                Instant.ofEpochMilli(rs.getLong(25)));
+    }
+}

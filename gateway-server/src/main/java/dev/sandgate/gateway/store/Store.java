@@ -1,0 +1,25 @@
+package dev.sandgate.gateway.store;
+
+import java.util.function.Function;
+
+/**
+ * The gateway's persistent state. The lifecycle code sees only this interface and {@link StoreTransaction}; all SQL
+ * lives in the implementation, so that another store (PostgreSQL for several gateway replicas) can follow without
+ * touching the lifecycle.
+ *
+ * <p>Threading: both methods may be called from any thread. Writes are serialized; a {@link #write} transaction is
+ * atomic and isolated (what it reads cannot change before it commits).
+ */
+public interface Store extends AutoCloseable {
+    /**
+     * Runs {@code work} in one read-write transaction and commits it. If {@code work} throws, nothing is written and
+     * the exception propagates.
+     */
+    <T> T write(Function<StoreTransaction, T> work);
+
+    /** Runs {@code work} against a consistent snapshot, without writing. */
+    <T> T read(Function<StoreTransaction, T> work);
+
+    @Override
+    void close();
+}

@@ -1,0 +1,10 @@
+package dev.sandgate.gateway.store;
+
+/** The store failed (I/O, a corrupt file, a bug in a statement). */
+public final class StoreException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    public StoreException(String message, Throwable cause) {
+        super(message, cause);
+    }
+}

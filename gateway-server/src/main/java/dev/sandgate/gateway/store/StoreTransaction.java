@@ -1,0 +1,52 @@
+package dev.sandgate.gateway.store;
+
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+
+/** What a transaction can do. Methods that write throw if called in a read-only transaction. */
+public interface StoreTransaction {
+    Optional<SandboxRecord> sandbox(String id);
+
+    Optional<SandboxRecord> sandboxByName(String workspace, String name);
+
+    /** Inserts a new sandbox (resource version 1). Throws {@link NameTakenException} if the name is taken. */
+    SandboxRecord insertSandbox(SandboxRecord sandbox);
+
+    /**
+     * Writes {@code sandbox} if the stored resource version is still {@code sandbox.resourceVersion()}, and returns it
+     * with the next version. Otherwise throws {@link StaleRecordException} and writes nothing. Labels are fixed at
+     * insert and not rewritten.
+     */
+    SandboxRecord updateSandbox(SandboxRecord sandbox);
+
+    /** Removes the sandbox, its labels and policy revisions, if its version is still {@code expectedVersion}. */
+    void deleteSandbox(String id, long expectedVersion);
+
+    /** Sandboxes matching {@code filter} after (workspace, name) in that order, at most {@code limit}. */
+    List<SandboxRecord> listSandboxes(SandboxFilter filter, Optional<SandboxKey> after, int limit);
+
+    /** Every sandbox with a pending transition. */
+    List<SandboxRecord> pendingSandboxes();
+
+    void insertPolicyRevision(PolicyRevisionRecord revision);
+
+    Optional<PolicyRevisionRecord> policyRevision(String sandboxId, long revision);
+
+    Optional<RequestRecord> request(String requestId);
+
+    void insertRequest(RequestRecord request);
+
+    /** Records the result of a request admitted earlier (its record must exist and not be done). */
+    void completeRequest(String requestId, RequestResult result, Instant completeTime);
+
+    /** Removes finished request records completed before {@code cutoff}; returns how many. */
+    int pruneRequests(Instant cutoff);
+
+    Optional<String> meta(String key);
+
+    void putMeta(String key, String value);
+
+    /** The sort key of sandboxes in lists: workspace, then name. */
+    record SandboxKey(String workspace, String name) {}
+}

@@ -1,0 +1,369 @@
+package dev.sandgate.gateway.testing;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.CreateResult;
+import dev.sandgate.spi.DeleteResult;
+import dev.sandgate.spi.DriverCapabilities;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.Mismatch;
+import dev.sandgate.spi.PolicyField;
+import dev.sandgate.spi.SandboxEvent;
+import dev.sandgate.spi.SandboxObservation;
+import dev.sandgate.spi.SandboxRef;
+import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.spi.SandboxState;
+import dev.sandgate.spi.SandboxWatcher;
+import dev.sandgate.spi.StartResult;
+import dev.sandgate.spi.StopResult;
+import dev.sandgate.spi.WatchSubscription;
+import java.io.IOException;
+import java.io.Reader;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * A hand-written driver for the gateway's own tests, keeping each sandbox as a properties file in a directory, so
+ * that a gateway process can be killed and a new one (with a new driver instance) finds the same state. It follows
+ * the SPI's identity and generation rules, counts calls, and lets a test make the next call of a method fail or
+ * block. It is not a conformance reference: that is the driver-reference module.
+ */
+public final class FakeDriver implements ComputeDriver {
+    /** The driver methods a test can count, fail or block. */
+    public enum Method {
+        VALIDATE,
+        CREATE,
+        GET,
+        LIST,
+        START,
+        STOP,
+        DELETE
+    }
+
+    private final Path directory;
+    private final String gatewayId;
+    private final DriverCapabilities capabilities;
+    private final Map<Method, AtomicInteger> calls = new EnumMap<>(Method.class);
+    private final Map<Method, DriverException> failures = new ConcurrentHashMap<>();
+    private final Map<Method, Consumer<SandboxRef>> beforeHooks = new ConcurrentHashMap<>();
+    private final List<SandboxWatcher> watchers = new CopyOnWriteArrayList<>();
+    private final List<LaunchInput> launches = new CopyOnWriteArrayList<>();
+
+    public FakeDriver(Path directory, String gatewayId, DriverCapabilities capabilities) {
+        this.directory = requireNonNull(directory, "directory is null");
+        this.gatewayId = requireNonNull(gatewayId, "gatewayId is null");
+        this.capabilities = requireNonNull(capabilities, "capabilities is null");
+        for (Method m : Method.values()) {
+            calls.put(m, new AtomicInteger());
+        }
+        try {
+            Files.createDirectories(directory);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static DriverCapabilities allCapabilities() {
+        return new DriverCapabilities(EnumSet.allOf(PolicyField.class), true, true);
+    }
+
+    /** How many times {@code method} was called. */
+    public int calls(Method method) {
+        return calls.get(method).get();
+    }
+
+    /** Every launch input handed to create and start, in order. */
+    public List<LaunchInput> launches() {
+        return List.copyOf(launches);
+    }
+
+    /** The next call of {@code method} throws {@code failure} (before touching anything). */
+    public void failNext(Method method, DriverException failure) {
+        failures.put(method, failure);
+    }
+
+    /** Runs {@code hook} at the start of every call of {@code method} (to block on a latch, say). */
+    public void beforeEach(Method method, Consumer<SandboxRef> hook) {
+        beforeHooks.put(method, hook);
+    }
+
+    public void clearHooks() {
+        beforeHooks.clear();
+        failures.clear();
+    }
+
+    /** Delivers an event to every watcher, as if the backend reported it. */
+    public void emit(SandboxEvent event) {
+        for (SandboxWatcher watcher : watchers) {
+            watcher.onEvent(event);
+        }
+    }
+
+    /** Removes a sandbox's resource behind the gateway's back. */
+    public synchronized void removeBehindTheBack(String sandboxId) {
+        try {
+            Files.deleteIfExists(file(sandboxId));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Plants a resource stamped with this gateway's id that the gateway never created. */
+    public synchronized void plant(SandboxRef ref, long generation, String digest) {
+        write(new Resource(ref, generation, SandboxState.RUNNING, digest));
+    }
+
+    /** Marks a sandbox's execution as exited, as if its process ended. */
+    public synchronized void exit(String sandboxId) {
+        Resource r = read(sandboxId).orElseThrow();
+        write(new Resource(r.ref, r.generation, SandboxState.STOPPED, r.digest));
+    }
+
+    @Override
+    public DriverCapabilities capabilities() {
+        return capabilities;
+    }
+
+    @Override
+    public void validate(SandboxSpec spec, LaunchInput launch) {
+        enter(Method.VALIDATE, null);
+        capabilities.requireEnforceable(launch.policy());
+        if (spec.image().startsWith("invalid/")) {
+            throw DriverException.invalidArgument("spec.image", "the fake cannot parse this image reference");
+        }
+    }
+
+    @Override
+    public synchronized CreateResult create(SandboxRef ref, SandboxSpec spec, LaunchInput launch) {
+        enter(Method.CREATE, ref);
+        validate(spec, launch);
+        Optional<Resource> existing = read(ref.id());
+        if (existing.isPresent()) {
+            Resource r = existing.get();
+            if (r.generation == launch.generation() && r.digest.equals(launch.policy().digest())) {
+                return new CreateResult(r.observation(), false);
+            }
+            throw new DriverException(DriverErrorCode.ALREADY_EXISTS, "sandbox " + ref.id() + " exists");
+        }
+        for (Resource other : all()) {
+            if (other.ref.workspace().equals(ref.workspace()) && other.ref.name().equals(ref.name())) {
+                throw new DriverException(
+                        DriverErrorCode.FAILED_PRECONDITION,
+                        "a resource named " + ref.workspace() + "/" + ref.name() + " carries another id",
+                        List.of(new Mismatch(Mismatch.SANDBOX_ID, ref.id(), other.ref.id())),
+                        null);
+            }
+        }
+        launches.add(launch);
+        Resource created = new Resource(ref, launch.generation(), SandboxState.RUNNING, launch.policy().digest());
+        write(created);
+        notifyWatchers(new SandboxEvent.Snapshot(created.observation()));
+        return new CreateResult(created.observation(), true);
+    }
+
+    @Override
+    public synchronized SandboxObservation get(SandboxRef ref) {
+        enter(Method.GET, ref);
+        return verified(ref).observation();
+    }
+
+    @Override
+    public synchronized List<SandboxObservation> list() {
+        enter(Method.LIST, null);
+        return all().stream().map(Resource::observation).toList();
+    }
+
+    @Override
+    public synchronized StartResult start(SandboxRef ref, LaunchInput launch) {
+        enter(Method.START, ref);
+        capabilities.requireEnforceable(launch.policy());
+        Resource r = verified(ref);
+        boolean running = r.state == SandboxState.RUNNING;
+        if (r.generation == launch.generation() && running) {
+            if (!r.digest.equals(launch.policy().digest())) {
+                throw DriverException.generationMismatch(ref, launch.generation(), r.generation);
+            }
+            return new StartResult(r.observation(), false);
+        }
+        if (running || r.generation > launch.generation()) {
+            throw DriverException.generationMismatch(ref, launch.generation(), r.generation);
+        }
+        if (!r.digest.equals(launch.policy().digest()) && !capabilities.launchPolicyOnStart()) {
+            throw new DriverException(DriverErrorCode.UNSUPPORTED, "the fake cannot launch a changed policy");
+        }
+        launches.add(launch);
+        Resource started = new Resource(r.ref, launch.generation(), SandboxState.RUNNING, launch.policy().digest());
+        write(started);
+        notifyWatchers(new SandboxEvent.Snapshot(started.observation()));
+        return new StartResult(started.observation(), true);
+    }
+
+    @Override
+    public synchronized StopResult stop(SandboxRef ref, OptionalLong expectedGeneration) {
+        enter(Method.STOP, ref);
+        Resource r = verified(ref);
+        if (expectedGeneration.isPresent() && expectedGeneration.getAsLong() != r.generation) {
+            throw DriverException.generationMismatch(ref, expectedGeneration.getAsLong(), r.generation);
+        }
+        if (r.state == SandboxState.STOPPED) {
+            return new StopResult(r.observation(), false);
+        }
+        Resource stopped = new Resource(r.ref, r.generation, SandboxState.STOPPED, r.digest);
+        write(stopped);
+        notifyWatchers(new SandboxEvent.Snapshot(stopped.observation()));
+        return new StopResult(stopped.observation(), true);
+    }
+
+    @Override
+    public synchronized DeleteResult delete(SandboxRef ref, OptionalLong expectedGeneration) {
+        enter(Method.DELETE, ref);
+        Optional<Resource> found = read(ref.id());
+        if (found.isEmpty()) {
+            return new DeleteResult(false);
+        }
+        Resource r = found.get();
+        if (!r.ref.equals(ref)) {
+            throw DriverException.identityMismatch(ref, r.ref.workspace(), r.ref.name());
+        }
+        if (expectedGeneration.isPresent() && expectedGeneration.getAsLong() != r.generation) {
+            throw DriverException.generationMismatch(ref, expectedGeneration.getAsLong(), r.generation);
+        }
+        removeBehindTheBack(ref.id());
+        notifyWatchers(new SandboxEvent.Deleted(ref, r.generation));
+        return new DeleteResult(true);
+    }
+
+    @Override
+    public WatchSubscription watch(SandboxWatcher watcher) {
+        synchronized (this) {
+            for (Resource r : all()) {
+                watcher.onEvent(new SandboxEvent.Snapshot(r.observation()));
+            }
+            watcher.onEvent(new SandboxEvent.Synced());
+            watchers.add(watcher);
+        }
+        return () -> watchers.remove(watcher);
+    }
+
+    @Override
+    public void close() {
+        watchers.clear();
+    }
+
+    private void enter(Method method, SandboxRef ref) {
+        calls.get(method).incrementAndGet();
+        Consumer<SandboxRef> hook = beforeHooks.get(method);
+        if (hook != null) {
+            hook.accept(ref);
+        }
+        DriverException failure = failures.remove(method);
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private void notifyWatchers(SandboxEvent event) {
+        for (SandboxWatcher watcher : watchers) {
+            watcher.onEvent(event);
+        }
+    }
+
+    private Resource verified(SandboxRef ref) {
+        Resource r = read(ref.id()).orElseThrow(() -> DriverException.notFound(ref));
+        if (!r.ref.workspace().equals(ref.workspace()) || !r.ref.name().equals(ref.name())) {
+            throw DriverException.identityMismatch(ref, r.ref.workspace(), r.ref.name());
+        }
+        return r;
+    }
+
+    private record Resource(SandboxRef ref, long generation, SandboxState state, String digest) {
+        SandboxObservation observation() {
+            return new SandboxObservation(ref, generation, state, digest, Map.of(), "");
+        }
+    }
+
+    private Path file(String sandboxId) {
+        return directory.resolve(sandboxId + ".properties");
+    }
+
+    private Optional<Resource> read(String sandboxId) {
+        Path file = file(sandboxId);
+        if (!Files.exists(file)) {
+            return Optional.empty();
+        }
+        Properties p = new Properties();
+        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+            p.load(reader);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        if (!gatewayId.equals(p.getProperty("gateway"))) {
+            return Optional.empty();
+        }
+        return Optional.of(new Resource(
+                new SandboxRef(sandboxId, p.getProperty("workspace"), p.getProperty("name")),
+                Long.parseLong(p.getProperty("generation")),
+                SandboxState.valueOf(p.getProperty("state")),
+                p.getProperty("digest")));
+    }
+
+    private List<Resource> all() {
+        List<Resource> result = new ArrayList<>();
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "*.properties")) {
+            for (Path f : files) {
+                String name = f.getFileName().toString();
+                read(name.substring(0, name.length() - ".properties".length())).ifPresent(result::add);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return result;
+    }
+
+    private void write(Resource r) {
+        Properties p = new Properties();
+        p.setProperty("gateway", gatewayId);
+        p.setProperty("workspace", r.ref.workspace());
+        p.setProperty("name", r.ref.name());
+        p.setProperty("generation", Long.toString(r.generation));
+        p.setProperty("state", r.state.name());
+        p.setProperty("digest", r.digest);
+        try {
+            Path temp = Files.createTempFile(directory, ".fake", ".tmp");
+            try (Writer writer = Files.newBufferedWriter(temp, StandardCharsets.UTF_8)) {
+                p.store(writer, null);
+            }
+            Files.move(temp, file(r.ref.id()), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The fields this fake can enforce, for capability tests. */
+    public static DriverCapabilities capabilitiesWithout(Set<PolicyField> missing, boolean launchPolicyOnStart) {
+        Set<PolicyField> fields = EnumSet.allOf(PolicyField.class);
+        fields.removeAll(missing);
+        return new DriverCapabilities(fields, launchPolicyOnStart, true);
+    }
+}
