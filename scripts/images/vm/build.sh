@@ -4,9 +4,14 @@
 # modules and implements the guest side of the VM driver (docs/drivers/vm.md).
 #
 # Usage: scripts/images/vm/build.sh [OUTPUT_DIR]
-#   OUTPUT_DIR defaults to $SANDGATE_VM_IMAGE_DIR, else ~/.cache/sandgate/vm/image. It receives vmlinuz and
-#   initramfs.gz. Idempotent: nothing is rebuilt while the kernel package, busybox and this directory are unchanged.
-# Needs: apt-get (with package lists), busybox-static, gzip, sha256sum. No root needed except for apt-get update.
+#   OUTPUT_DIR defaults to $SANDGATE_VM_IMAGE_DIR, else ~/.cache/sandgate/vm/image. It receives
+#     vmlinux         the kernel, uncompressed (an ELF that QEMU boots through its PVH entry point), or vmlinuz (the
+#                     compressed bzImage) if it cannot be unpacked;
+#     initramfs.cpio  the initramfs, uncompressed.
+#   Both are uncompressed because decompressing them dominates a boot under TCG emulation: measured here, QEMU spent
+#   7.5 s of CPU booting bzImage + gzip initramfs and 3.8 s booting these.
+#   Idempotent: nothing is rebuilt while the kernel package, busybox and this directory are unchanged.
+# Needs: apt-get (with package lists), busybox-static, xz-utils, sha256sum. No root needed but for apt-get update.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -21,6 +26,7 @@ wanted=(virtio_pci virtio_mmio virtio_blk virtio_net crc32c_generic ext4)
 say() { printf '[vm-image] %s\n' "$*" >&2; }
 
 busybox=/bin/busybox
+command -v xz >/dev/null || { say "xz is not installed (apt-get install xz-utils)"; exit 1; }
 [ -x "$busybox" ] && dpkg-query -W -f='${Status}' busybox-static 2>/dev/null | grep -q 'install ok installed' \
   || { say "busybox-static is not installed (apt-get install busybox-static)"; exit 1; }
 
@@ -35,7 +41,7 @@ stamp="$(
     printf '%s\n' "${wanted[@]}"
   } | sha256sum | cut -d ' ' -f 1
 )"
-if [ -f "$out/vmlinuz" ] && [ -f "$out/initramfs.gz" ] && [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp" ]; then
+if [ -f "$out/kernel" ] && [ -f "$out/initramfs.cpio" ] && [ "$(cat "$out/.stamp" 2>/dev/null)" = "$stamp" ]; then
   say "up to date: $out"
   exit 0
 fi
@@ -84,9 +90,25 @@ printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\n' >"$root/etc/group"
 install -m 0755 "$here/init" "$root/init"
 
-(cd "$root" && find . | sort | "$busybox" cpio -o -H newc 2>/dev/null | gzip -1 -n) >"$work/initramfs.gz"
-cp "$work/kernel/boot/vmlinuz-$kernel_version" "$work/vmlinuz"
-mv -f "$work/vmlinuz" "$out/vmlinuz"
-mv -f "$work/initramfs.gz" "$out/initramfs.gz"
+(cd "$root" && find . | sort | "$busybox" cpio -o -H newc 2>/dev/null) >"$work/initramfs.cpio"
+
+# The bzImage holds the kernel compressed (xz in Debian 12); unpack it into the ELF vmlinux when we can.
+bzimage="$work/kernel/boot/vmlinuz-$kernel_version"
+kernel_file=vmlinuz
+offset="$(LC_ALL=C grep -abo $'\xfd7zXZ\x00' "$bzimage" | head -n 1 | cut -d : -f 1 || true)"
+if [ -n "$offset" ] && tail -c +"$((offset + 1))" "$bzimage" >"$work/vmlinux.xz" \
+  && xz -dc --single-stream "$work/vmlinux.xz" >"$work/vmlinux" 2>/dev/null \
+  && [ "$(head -c 4 "$work/vmlinux" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+  kernel_file=vmlinux
+  mv "$work/vmlinux" "$work/kernel-file"
+else
+  say "cannot unpack the kernel from $bzimage; using the bzImage (slower boots under TCG)"
+  cp "$bzimage" "$work/kernel-file"
+fi
+
+rm -f "$out/vmlinuz" "$out/vmlinux" "$out/initramfs.gz"
+mv -f "$work/kernel-file" "$out/$kernel_file"
+ln -sfn "$kernel_file" "$out/kernel"
+mv -f "$work/initramfs.cpio" "$out/initramfs.cpio"
 echo "$stamp" >"$out/.stamp"
-say "built $out (kernel $kernel_version, modules: ${order[*]})"
+say "built $out: kernel $kernel_version as $kernel_file, initramfs.cpio with modules ${order[*]}"

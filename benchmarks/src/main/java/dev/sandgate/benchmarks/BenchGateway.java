@@ -28,11 +28,16 @@ final class BenchGateway implements AutoCloseable {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         GatewayConfig config = GatewayConfig.load(
                 new String[] {
-                    "--listen", loopback.getHostAddress() + ":0",
-                    "--data-dir", work.resolve("gateway-data").toString(),
-                    "--driver", "reference",
-                    "--driver-property", "reference.directory=" + work.resolve("reference-sandboxes"),
-                    "--store-synchronous", synchronous
+                    "--listen",
+                    loopback.getHostAddress() + ":0",
+                    "--data-dir",
+                    work.resolve("gateway-data").toString(),
+                    "--driver",
+                    "reference",
+                    "--driver-property",
+                    "reference.directory=" + work.resolve("reference-sandboxes"),
+                    "--store-synchronous",
+                    synchronous
                 },
                 Map.of());
         Gateway gateway = Gateway.open(config);

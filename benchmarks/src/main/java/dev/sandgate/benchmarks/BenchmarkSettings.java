@@ -30,11 +30,10 @@ record BenchmarkSettings(
         int warmupCalls,
         String synchronous,
         Optional<Path> output) {
-    static final String USAGE =
-            """
+    static final String USAGE = """
             Usage: GatewayBenchmark [--smoke] [--clients 1,16,64] [--calls N] [--stored N] [--warmup N]
                                     [--phase-limit 60s] [--synchronous NORMAL|FULL] [--output FILE]
-              --smoke        a short run (about 20 s) with small counts: CI runs it so that the tool cannot rot
+              --smoke        a short run (under a minute) with small counts: CI runs it so that the tool cannot rot
               --clients      concurrency levels (default 1,16,64)
               --calls        calls of each operation per level (default 3000)
               --stored       sandboxes stored before measuring (default 10000)
@@ -44,11 +43,11 @@ record BenchmarkSettings(
               --output       also write the markdown report to FILE
             """;
 
-    static final BenchmarkSettings FULL =
-            new BenchmarkSettings(List.of(1, 16, 64), 3000, Duration.ofSeconds(60), 10_000, 1000, "NORMAL", Optional.empty());
+    static final BenchmarkSettings FULL = new BenchmarkSettings(
+            List.of(1, 16, 64), 3000, Duration.ofSeconds(60), 10_000, 1000, "NORMAL", Optional.empty());
 
-    static final BenchmarkSettings SMOKE =
-            new BenchmarkSettings(List.of(1, 16, 64), 192, Duration.ofSeconds(10), 500, 100, "NORMAL", Optional.empty());
+    static final BenchmarkSettings SMOKE = new BenchmarkSettings(
+            List.of(1, 16, 64), 128, Duration.ofSeconds(5), 200, 64, "NORMAL", Optional.empty());
 
     BenchmarkSettings {
         clientCounts = List.copyOf(requireNonNull(clientCounts, "clientCounts is null"));

@@ -108,8 +108,7 @@ public final class GatewayBenchmark {
                 (settings.storedSandboxes() + PREPOPULATE_CLIENTS - 1) / PREPOPULATE_CLIENTS,
                 Duration.ofMinutes(10),
                 (client, index) -> {
-                    int number = client * ((settings.storedSandboxes() + PREPOPULATE_CLIENTS - 1)
-                                    / PREPOPULATE_CLIENTS)
+                    int number = client * ((settings.storedSandboxes() + PREPOPULATE_CLIENTS - 1) / PREPOPULATE_CLIENTS)
                             + index;
                     if (number < settings.storedSandboxes()) {
                         create(STORED_WORKSPACE, "stored-" + number);
@@ -178,8 +177,11 @@ public final class GatewayBenchmark {
 
         List<ClosedLoop.Outcome> runAll() throws InterruptedException {
             List<ClosedLoop.Outcome> phases = new ArrayList<>();
-            phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> ids[c][i] =
-                    create(WORKSPACE, prefix + "-" + c + "-" + i)));
+            phases.add(ClosedLoop.run(
+                    clients,
+                    perClient,
+                    settings.phaseLimit(),
+                    (c, i) -> ids[c][i] = create(WORKSPACE, prefix + "-" + c + "-" + i)));
             phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> stop(ids[c][i])));
             phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> start(ids[c][i])));
             phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> delete(ids[c][i])));
@@ -193,7 +195,10 @@ public final class GatewayBenchmark {
                         .setRequestId(UUID.randomUUID().toString())
                         .setWorkspace(workspace)
                         .setName(name)
-                        .setSpec(SandboxSpec.newBuilder().setImage("busybox").addArgs("sleep").addArgs("3600"))
+                        .setSpec(SandboxSpec.newBuilder()
+                                .setImage("busybox")
+                                .addArgs("sleep")
+                                .addArgs("3600"))
                         .build())
                 .getSandbox()
                 .getId();
@@ -228,7 +233,9 @@ public final class GatewayBenchmark {
 
     private void noop() {
         ClientCalls.blockingUnaryCall(
-                channel, NoopService.CALL, CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS),
+                channel,
+                NoopService.CALL,
+                CallOptions.DEFAULT.withDeadlineAfter(30, TimeUnit.SECONDS),
                 Empty.getDefaultInstance());
     }
 

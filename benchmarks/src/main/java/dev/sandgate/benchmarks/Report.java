@@ -79,7 +79,8 @@ record Report(Environment environment, List<Row> rows) {
                 env.settings().phaseLimit().toSeconds(),
                 env.settings().warmupCalls(),
                 env.elapsed().toSeconds()));
-        text.append("| clients | operation | calls | errors | ops/s | p50 ms | p99 ms | max ms | p50 / no-op | p99 / no-op |\n");
+        text.append(
+                "| clients | operation | calls | errors | ops/s | p50 ms | p99 ms | max ms | p50 / no-op | p99 / no-op |\n");
         text.append("|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for (Row row : rows) {
             text.append(String.format(

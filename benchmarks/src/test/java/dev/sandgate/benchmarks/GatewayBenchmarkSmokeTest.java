@@ -35,6 +35,7 @@ class GatewayBenchmarkSmokeTest {
             assertThat(row.p99VsNoop()).isPositive().isFinite();
         });
         assertThat(report.environment().storedSandboxes()).isEqualTo(settings.storedSandboxes());
-        assertThat(report.markdown()).contains("| 64 | delete |", "synchronous=NORMAL", "stored sandboxes while measuring: 500");
+        assertThat(report.markdown())
+                .contains("| 64 | delete |", "synchronous=NORMAL", "stored sandboxes while measuring: 200");
     }
 }

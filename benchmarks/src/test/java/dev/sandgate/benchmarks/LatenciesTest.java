@@ -11,7 +11,8 @@ class LatenciesTest {
 
     @Test
     void percentilesAreNearestRanksOfTheSortedSamples() {
-        long[] samples = LongStream.rangeClosed(1, 100).map(i -> (101 - i) * MILLISECOND).toArray();
+        long[] samples =
+                LongStream.rangeClosed(1, 100).map(i -> (101 - i) * MILLISECOND).toArray();
 
         Latencies latencies = new Latencies(samples);
 

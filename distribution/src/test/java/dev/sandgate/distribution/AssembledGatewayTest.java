@@ -43,11 +43,16 @@ class AssembledGatewayTest {
         gateway = Distribution.launcher(
                         "sandgate-gateway",
                         List.of(
-                                "--listen", "127.0.0.1:0",
-                                "--ready-file", ready.toString(),
-                                "--data-dir", scratch.resolve("data").toString(),
-                                "--driver", "reference",
-                                "--driver-property", "reference.directory=" + scratch.resolve("sandboxes")))
+                                "--listen",
+                                "127.0.0.1:0",
+                                "--ready-file",
+                                ready.toString(),
+                                "--data-dir",
+                                scratch.resolve("data").toString(),
+                                "--driver",
+                                "reference",
+                                "--driver-property",
+                                "reference.directory=" + scratch.resolve("sandboxes")))
                 .redirectErrorStream(true)
                 .redirectOutput(scratch.resolve("gateway.log").toFile())
                 .start();
@@ -75,7 +80,8 @@ class AssembledGatewayTest {
                 .contains("LAUNCHED")
                 .containsPattern("(?m)^generation:\\s+2 ");
         assertThat(cli("delete", "-w", "demo", "-n", "lifecycle")).contains("DELETED_NOW");
-        assertThat(cli("delete", "-w", "demo", "-n", "lifecycle", "--missing-ok")).contains("NOTHING_DELETED");
+        assertThat(cli("delete", "-w", "demo", "-n", "lifecycle", "--missing-ok"))
+                .contains("NOTHING_DELETED");
     }
 
     @Test
@@ -86,7 +92,16 @@ class AssembledGatewayTest {
         cli("start", "-w", "demo", "-n", "stale");
 
         Distribution.Result stale = Distribution.run(
-                scratch, "sandgate", "--target", target, "stop", "-w", "demo", "-n", "stale", "--expect-token",
+                scratch,
+                "sandgate",
+                "--target",
+                target,
+                "stop",
+                "-w",
+                "demo",
+                "-n",
+                "stale",
+                "--expect-token",
                 firstToken);
 
         assertThat(stale.status()).isEqualTo(1);

@@ -56,7 +56,8 @@ final class Distribution {
             Process process = launcher(name, List.of(args))
                     .redirectOutput(out.toFile())
                     .redirectError(err.toFile())
-                    .redirectInput(ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
+                    .redirectInput(
+                            ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
                     .start();
             if (!process.waitFor(COMMAND_LIMIT.toSeconds(), TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor();

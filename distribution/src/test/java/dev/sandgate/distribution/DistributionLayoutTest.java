@@ -59,7 +59,9 @@ class DistributionLayoutTest {
         Set<String> lib = jarNames(HOME.resolve("lib"));
         try (Stream<Path> folders = Files.list(HOME.resolve("drivers"))) {
             for (Path folder : folders.toList()) {
-                assertThat(jarNames(folder)).as("drivers/%s", folder.getFileName()).doesNotContainAnyElementsOf(lib);
+                assertThat(jarNames(folder))
+                        .as("drivers/%s", folder.getFileName())
+                        .doesNotContainAnyElementsOf(lib);
             }
         }
     }
@@ -87,7 +89,8 @@ class DistributionLayoutTest {
         try (Stream<Path> top = Files.list(scratch)) {
             unpacked = top.collect(Collectors.toList()).getFirst();
         }
-        String version = archive.getFileName().toString().replaceFirst("^sandgate-", "").replaceFirst("\\.tar\\.gz$", "");
+        String version =
+                archive.getFileName().toString().replaceFirst("^sandgate-", "").replaceFirst("\\.tar\\.gz$", "");
         assertThat(unpacked.getFileName()).hasToString("sandgate-" + version);
         assertThat(unpacked.resolve("bin/sandgate-gateway")).isExecutable();
         assertThat(jarNames(unpacked.resolve("lib"))).isEqualTo(jarNames(HOME.resolve("lib")));

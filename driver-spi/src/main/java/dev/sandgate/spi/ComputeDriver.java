@@ -89,7 +89,8 @@ public interface ComputeDriver extends AutoCloseable {
      *
      * @throws DriverException NOT_FOUND, FAILED_PRECONDITION (identity mismatch, an older input, another generation
      *     running), UNSUPPORTED (a policy field it cannot enforce; a changed policy without {@link
-     *     DriverCapabilities#launchPolicyOnStart()}), UNAVAILABLE, DEADLINE_EXCEEDED
+     *     DriverCapabilities#launchPolicyOnStart()}), ABORTED (the resource was replaced between lookup and mutation),
+     *     UNAVAILABLE, DEADLINE_EXCEEDED
      */
     StartResult start(SandboxRef ref, LaunchInput launch);
 
@@ -99,7 +100,8 @@ public interface ComputeDriver extends AutoCloseable {
      *
      * @param expectedGeneration if present, the resource must carry exactly this generation, else FAILED_PRECONDITION
      *     and nothing is stopped
-     * @throws DriverException NOT_FOUND, FAILED_PRECONDITION, UNAVAILABLE, DEADLINE_EXCEEDED
+     * @throws DriverException NOT_FOUND, FAILED_PRECONDITION, ABORTED (the resource was replaced between lookup and
+     *     mutation), UNAVAILABLE, DEADLINE_EXCEEDED
      */
     StopResult stop(SandboxRef ref, OptionalLong expectedGeneration);
 
@@ -110,7 +112,8 @@ public interface ComputeDriver extends AutoCloseable {
      *
      * @param expectedGeneration if present and the resource carries another generation, FAILED_PRECONDITION and
      *     nothing is removed
-     * @throws DriverException FAILED_PRECONDITION, UNAVAILABLE, DEADLINE_EXCEEDED
+     * @throws DriverException FAILED_PRECONDITION, ABORTED (the resource was replaced between lookup and mutation),
+     *     UNAVAILABLE, DEADLINE_EXCEEDED
      */
     DeleteResult delete(SandboxRef ref, OptionalLong expectedGeneration);
 

@@ -64,22 +64,30 @@ public record DriverConfig(Map<String, String> properties) {
         }
         String text = value.get().trim();
         try {
-            if (text.startsWith("P") || text.startsWith("p")) {
-                return Duration.parse(text);
+            Duration parsed = parseDuration(text);
+            if (parsed.isNegative()) {
+                throw DriverException.invalidArgument(key, "must not be negative");
             }
-            if (text.endsWith("ms")) {
-                return Duration.ofMillis(Long.parseLong(text.substring(0, text.length() - 2)));
-            }
-            long amount = Long.parseLong(text.substring(0, text.length() - 1));
-            return switch (text.charAt(text.length() - 1)) {
-                case 's' -> Duration.ofSeconds(amount);
-                case 'm' -> Duration.ofMinutes(amount);
-                case 'h' -> Duration.ofHours(amount);
-                default -> throw new NumberFormatException();
-            };
+            return parsed;
         } catch (NumberFormatException | DateTimeParseException | StringIndexOutOfBoundsException e) {
             throw DriverException.invalidArgument(key, "must be a duration such as 500ms, 10s, 2m or PT10S");
         }
+    }
+
+    private static Duration parseDuration(String text) {
+        if (text.startsWith("P") || text.startsWith("p")) {
+            return Duration.parse(text);
+        }
+        if (text.endsWith("ms")) {
+            return Duration.ofMillis(Long.parseLong(text.substring(0, text.length() - 2)));
+        }
+        long amount = Long.parseLong(text.substring(0, text.length() - 1));
+        return switch (text.charAt(text.length() - 1)) {
+            case 's' -> Duration.ofSeconds(amount);
+            case 'm' -> Duration.ofMinutes(amount);
+            case 'h' -> Duration.ofHours(amount);
+            default -> throw new NumberFormatException();
+        };
     }
 
     /** A copy with one more property; for tests and defaults. */

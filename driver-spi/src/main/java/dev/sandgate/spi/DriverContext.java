@@ -15,7 +15,7 @@ import java.time.Clock;
  */
 public record DriverContext(String gatewayId, Clock clock, MutationHook mutationHook) {
     public DriverContext {
-        Identifiers.requireDnsLabel("gateway_id", gatewayId, Identifiers.MAX_GATEWAY_ID_LENGTH);
+        Identifiers.requireDnsLabel("context.gateway_id", gatewayId, Identifiers.MAX_GATEWAY_ID_LENGTH);
         requireNonNull(clock, "clock is null");
         requireNonNull(mutationHook, "mutationHook is null");
     }

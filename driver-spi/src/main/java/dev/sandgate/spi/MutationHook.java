@@ -6,7 +6,10 @@ package dev.sandgate.spi;
  *
  * <p>The gateway passes {@link #NONE}. The conformance kit passes a hook that replaces the resource behind the
  * driver's back at exactly this moment, to prove that a resource replaced between lookup and mutation is never
- * touched. A driver calls it once per resource it is about to stop, remove or replace.
+ * touched. A driver calls it once per resource it is about to stop, remove or replace: {@code START} is announced
+ * before (re)launching over an existing resource, with that resource's backend id. If the resource was replaced in
+ * the meantime, the mutation fails ({@link DriverErrorCode#ABORTED} or {@link DriverErrorCode#NOT_FOUND}) and the
+ * replacement is left alone.
  */
 @FunctionalInterface
 public interface MutationHook {

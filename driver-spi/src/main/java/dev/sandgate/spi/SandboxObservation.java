@@ -24,7 +24,7 @@ public record SandboxObservation(
     public SandboxObservation {
         requireNonNull(ref, "ref is null");
         if (generation < 1) {
-            throw new IllegalArgumentException("generation must be at least 1");
+            throw DriverException.invalidArgument("observation.generation", "must be at least 1");
         }
         requireNonNull(state, "state is null");
         requireNonNull(policyDigest, "policyDigest is null");

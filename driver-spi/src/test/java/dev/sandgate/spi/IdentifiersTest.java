@@ -59,7 +59,7 @@ class IdentifiersTest {
     @Test
     void aGatewayIdIsAtMost40Characters() {
         assertThat(DriverContext.of("g".repeat(40)).gatewayId()).hasSize(40);
-        assertThat(refusal(() -> DriverContext.of("g".repeat(41))).getMessage()).startsWith("gateway_id: ");
+        assertThat(refusal(() -> DriverContext.of("g".repeat(41))).getMessage()).startsWith("context.gateway_id: ");
     }
 
     @Test

@@ -131,7 +131,8 @@ class RecordsTest {
 
         assertThat(observation.labels()).containsOnlyKeys("team");
         assertThatThrownBy(() -> new SandboxObservation(ref, 0, SandboxState.RUNNING, "", Map.of(), ""))
-                .isInstanceOf(IllegalArgumentException.class);
+                .isInstanceOf(DriverException.class)
+                .hasMessageStartingWith("observation.generation: ");
     }
 
     @Test

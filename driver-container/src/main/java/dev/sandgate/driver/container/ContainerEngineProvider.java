@@ -19,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The {@link ComputeDriverProvider} of a driver on an engine that speaks the Docker Engine API. An engine module
@@ -57,7 +58,7 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
      * Whether the engine that answered is the one this driver is for (Docker Engine or Podman), from its version
      * components; an explanation when not, empty when it is.
      */
-    protected abstract java.util.Optional<String> mismatchedEngine(List<String> componentNames);
+    protected abstract Optional<String> mismatchedEngine(List<String> componentNames);
 
     @Override
     public final String name() {
@@ -101,7 +102,7 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
                     : version.getComponents().stream()
                             .map(VersionComponent::getName)
                             .toList();
-            java.util.Optional<String> mismatch = mismatchedEngine(components);
+            Optional<String> mismatch = mismatchedEngine(components);
             if (mismatch.isPresent()) {
                 return Availability.unavailable(where + ": " + mismatch.get());
             }

@@ -1,8 +1,13 @@
 package dev.sandgate.driver.docker;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.sandgate.driver.container.ContainerEngineProvider;
 import dev.sandgate.driver.container.testing.ContainerEngineDriverTest;
 import dev.sandgate.driver.container.testing.TestEngine;
+import dev.sandgate.spi.Availability;
+import dev.sandgate.spi.DriverConfig;
+import org.junit.jupiter.api.Test;
 
 /** The container driver's engine tests against a real Docker Engine. */
 class DockerDriverTest extends ContainerEngineDriverTest {
@@ -19,5 +24,17 @@ class DockerDriverTest extends ContainerEngineDriverTest {
     @Override
     protected String inspectedDefaultNetworkMode() {
         return "default";
+    }
+
+    @Test
+    void aPodmanSocketIsNotTakenForTheDockerEngine() {
+        TestEngine podman =
+                TestEngine.fromEnvironment("Podman", "SANDGATE_PODMAN_HOST", "unix:///run/podman/podman.sock");
+        podman.requireAvailable();
+
+        Availability availability = provider().availability(DriverConfig.EMPTY.with("docker.host", podman.host()));
+
+        assertThat(availability.available()).isFalse();
+        assertThat(availability.reason()).contains(podman.host()).contains("use the podman driver");
     }
 }

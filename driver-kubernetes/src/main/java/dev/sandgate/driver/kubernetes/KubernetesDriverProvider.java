@@ -25,21 +25,24 @@ public final class KubernetesDriverProvider implements ComputeDriverProvider {
     /** The User-Agent of every request the driver sends; it tells the driver's requests apart in audit logs. */
     public static final String USER_AGENT = "sandgate-driver-kubernetes";
 
+    private static final int REQUEST_RETRIES = 3;
+
     @Override
     public String name() {
         return "kubernetes";
     }
 
+    /** Below the local engines: a gateway in a cluster names this driver (driver=kubernetes). */
     @Override
     public int priority() {
-        return 10;
+        return 5;
     }
 
     @Override
     public Availability availability(DriverConfig config) {
         try {
             KubernetesSettings settings = KubernetesSettings.from(config);
-            try (KubernetesClient client = newClient(settings)) {
+            try (KubernetesClient client = newClient(settings, 0)) {
                 SandboxApiVersion version = discover(client, settings);
                 return Availability.available(
                         "Agent Sandbox API " + version.apiVersion() + " at " + client.getMasterUrl());
@@ -56,7 +59,7 @@ public final class KubernetesDriverProvider implements ComputeDriverProvider {
         Objects.requireNonNull(config, "config is null");
         Objects.requireNonNull(context, "context is null");
         KubernetesSettings settings = KubernetesSettings.from(config);
-        KubernetesClient client = newClient(settings);
+        KubernetesClient client = newClient(settings, REQUEST_RETRIES);
         try {
             return new KubernetesComputeDriver(client, settings, context, discover(client, settings));
         } catch (RuntimeException e) {
@@ -65,7 +68,11 @@ public final class KubernetesDriverProvider implements ComputeDriverProvider {
         }
     }
 
-    static KubernetesClient newClient(KubernetesSettings settings) {
+    /**
+     * A client of the configured cluster. {@code retries} bounds fabric8's retries of a request that could not be sent
+     * or got a 5xx answer (with exponential back-off): a few for the driver, none for the availability check.
+     */
+    static KubernetesClient newClient(KubernetesSettings settings, int retries) {
         Config base;
         try {
             base = settings.masterUrl().isPresent()
@@ -80,6 +87,7 @@ public final class KubernetesDriverProvider implements ComputeDriverProvider {
         Config config = new ConfigBuilder(base)
                 .withUserAgent(USER_AGENT)
                 .withRequestTimeout(Math.toIntExact(settings.requestTimeout().toMillis()))
+                .withRequestRetryBackoffLimit(retries)
                 .build();
         return new KubernetesClientBuilder().withConfig(config).build();
     }

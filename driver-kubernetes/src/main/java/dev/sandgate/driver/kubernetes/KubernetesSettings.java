@@ -102,7 +102,7 @@ record KubernetesSettings(
         }
         Optional<String> storageClass = config.get(STORAGE_CLASS).map(String::trim);
         storageClass.ifPresent(value -> Identifiers.requireDnsLabel(STORAGE_CLASS, value, 253));
-        Duration operationTimeout = config.getDuration(OPERATION_TIMEOUT, Duration.ofMinutes(2));
+        Duration operationTimeout = config.getDuration(OPERATION_TIMEOUT, Duration.ofSeconds(90));
         Duration requestTimeout = config.getDuration(REQUEST_TIMEOUT, Duration.ofSeconds(30));
         if (operationTimeout.isNegative() || operationTimeout.isZero()) {
             throw DriverException.invalidArgument(OPERATION_TIMEOUT, "must be positive");

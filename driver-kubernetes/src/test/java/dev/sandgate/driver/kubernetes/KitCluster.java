@@ -55,13 +55,26 @@ final class KitCluster implements BeforeAllCallback, AfterAllCallback {
         return Map.copyOf(RECORDINGS);
     }
 
+    /**
+     * Class-level callbacks are inherited by the kit's {@code @Nested} classes; only the top-level class starts and
+     * stops the cluster.
+     */
+    private static boolean topLevel(ExtensionContext context) {
+        return context.getParent().flatMap(ExtensionContext::getTestClass).isEmpty();
+    }
+
     @Override
     public void beforeAll(ExtensionContext context) {
-        cluster = MockCluster.start(servedVersions, activeVersion);
+        if (topLevel(context)) {
+            cluster = MockCluster.start(servedVersions, activeVersion);
+        }
     }
 
     @Override
     public void afterAll(ExtensionContext context) {
+        if (!topLevel(context)) {
+            return;
+        }
         RECORDINGS.put(
                 context.getRequiredTestClass().getName(),
                 new Recording(sharedNamespace, cluster.requestsFrom(KubernetesDriverProvider.USER_AGENT)));

@@ -6,6 +6,7 @@ import com.github.dockerjava.api.model.Ulimit;
 import dev.sandgate.driver.container.ContainerEngineProvider;
 import dev.sandgate.driver.container.testing.ContainerEngineDriverTest;
 import dev.sandgate.driver.container.testing.TestEngine;
+import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.StaticPolicy;
@@ -55,6 +56,18 @@ class PodmanDriverTest extends ContainerEngineDriverTest {
                 .stdout()
                 .strip();
         assertThat(inside).isEqualTo("4096:4096 2048:3072");
+    }
+
+    @Test
+    void aDockerEngineSocketIsNotTakenForPodman() {
+        TestEngine docker =
+                TestEngine.fromEnvironment("Docker Engine", "SANDGATE_DOCKER_HOST", "unix:///var/run/docker.sock");
+        docker.requireAvailable();
+
+        Availability availability = provider().availability(DriverConfig.EMPTY.with("podman.host", docker.host()));
+
+        assertThat(availability.available()).isFalse();
+        assertThat(availability.reason()).contains(docker.host()).contains("use the docker driver");
     }
 
     private static String range(Ulimit limit) {

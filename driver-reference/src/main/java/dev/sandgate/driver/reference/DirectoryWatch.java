@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 
 /**
@@ -40,7 +41,7 @@ final class DirectoryWatch implements WatchSubscription {
     private final Supplier<Map<String, Seen>> scan;
     private final SandboxWatcher watcher;
     private final long intervalNanos;
-    private final Runnable onClose;
+    private final Consumer<DirectoryWatch> onClose;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition wakeUp = lock.newCondition();
     private final Thread thread;
@@ -51,7 +52,7 @@ final class DirectoryWatch implements WatchSubscription {
             Supplier<Map<String, Seen>> scan,
             SandboxWatcher watcher,
             Duration interval,
-            Runnable onClose) {
+            Consumer<DirectoryWatch> onClose) {
         this.scan = requireNonNull(scan, "scan is null");
         this.watcher = requireNonNull(watcher, "watcher is null");
         this.intervalNanos = interval.toNanos();
@@ -75,7 +76,7 @@ final class DirectoryWatch implements WatchSubscription {
         } finally {
             lock.unlock();
         }
-        onClose.run();
+        onClose.accept(this);
     }
 
     private void run() {
@@ -144,7 +145,7 @@ final class DirectoryWatch implements WatchSubscription {
         } finally {
             lock.unlock();
         }
-        onClose.run();
+        onClose.accept(this);
     }
 
     private boolean awaitNextPoll() {

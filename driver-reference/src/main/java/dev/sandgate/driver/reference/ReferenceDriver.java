@@ -207,14 +207,8 @@ final class ReferenceDriver implements ComputeDriver {
     public WatchSubscription watch(SandboxWatcher watcher) {
         requireNonNull(watcher, "watcher is null");
         requireOpen();
-        var holder = new DirectoryWatch[1];
-        DirectoryWatch watch = new DirectoryWatch(
-                "sandgate-reference-watch-" + gatewayId,
-                this::scan,
-                watcher,
-                watchInterval,
-                () -> watches.remove(holder[0]));
-        holder[0] = watch;
+        var watch = new DirectoryWatch(
+                "sandgate-reference-watch-" + gatewayId, this::scan, watcher, watchInterval, watches::remove);
         watches.add(watch);
         watch.start();
         return watch;

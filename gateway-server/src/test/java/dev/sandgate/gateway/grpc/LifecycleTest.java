@@ -361,8 +361,12 @@ class LifecycleTest {
             ConditionalStopTest.await(release);
         });
         io.grpc.Context.CancellableContext context = io.grpc.Context.current().withCancellation();
-        CompletableFuture<GrpcErrors.Failure> call = CompletableFuture.supplyAsync(() -> context.call(
-                () -> failure(() -> stopSandbox(created.getId()))));
+        CompletableFuture<GrpcErrors.Failure> call = CompletableFuture.supplyAsync(() -> {
+            java.util.concurrent.atomic.AtomicReference<GrpcErrors.Failure> result =
+                    new java.util.concurrent.atomic.AtomicReference<>();
+            context.run(() -> result.set(failure(() -> stopSandbox(created.getId()))));
+            return result.get();
+        });
         assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
 
         context.cancel(null);

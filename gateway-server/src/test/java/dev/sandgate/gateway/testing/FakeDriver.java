@@ -148,6 +148,10 @@ public final class FakeDriver implements ComputeDriver {
     @Override
     public void validate(SandboxSpec spec, LaunchInput launch) {
         enter(Method.VALIDATE, null);
+        checkLaunchable(spec, launch);
+    }
+
+    private void checkLaunchable(SandboxSpec spec, LaunchInput launch) {
         capabilities.requireEnforceable(launch.policy());
         if (spec.image().startsWith("invalid/")) {
             throw DriverException.invalidArgument("spec.image", "the fake cannot parse this image reference");
@@ -155,9 +159,13 @@ public final class FakeDriver implements ComputeDriver {
     }
 
     @Override
-    public synchronized CreateResult create(SandboxRef ref, SandboxSpec spec, LaunchInput launch) {
+    public CreateResult create(SandboxRef ref, SandboxSpec spec, LaunchInput launch) {
         enter(Method.CREATE, ref);
-        validate(spec, launch);
+        return doCreate(ref, spec, launch);
+    }
+
+    private synchronized CreateResult doCreate(SandboxRef ref, SandboxSpec spec, LaunchInput launch) {
+        checkLaunchable(spec, launch);
         Optional<Resource> existing = read(ref.id());
         if (existing.isPresent()) {
             Resource r = existing.get();
@@ -183,20 +191,32 @@ public final class FakeDriver implements ComputeDriver {
     }
 
     @Override
-    public synchronized SandboxObservation get(SandboxRef ref) {
+    public SandboxObservation get(SandboxRef ref) {
         enter(Method.GET, ref);
+        return doGet(ref);
+    }
+
+    private synchronized SandboxObservation doGet(SandboxRef ref) {
         return verified(ref).observation();
     }
 
     @Override
-    public synchronized List<SandboxObservation> list() {
+    public List<SandboxObservation> list() {
         enter(Method.LIST, null);
+        return doList();
+    }
+
+    private synchronized List<SandboxObservation> doList() {
         return all().stream().map(Resource::observation).toList();
     }
 
     @Override
-    public synchronized StartResult start(SandboxRef ref, LaunchInput launch) {
+    public StartResult start(SandboxRef ref, LaunchInput launch) {
         enter(Method.START, ref);
+        return doStart(ref, launch);
+    }
+
+    private synchronized StartResult doStart(SandboxRef ref, LaunchInput launch) {
         capabilities.requireEnforceable(launch.policy());
         Resource r = verified(ref);
         boolean running = r.state == SandboxState.RUNNING;
@@ -220,8 +240,12 @@ public final class FakeDriver implements ComputeDriver {
     }
 
     @Override
-    public synchronized StopResult stop(SandboxRef ref, OptionalLong expectedGeneration) {
+    public StopResult stop(SandboxRef ref, OptionalLong expectedGeneration) {
         enter(Method.STOP, ref);
+        return doStop(ref, expectedGeneration);
+    }
+
+    private synchronized StopResult doStop(SandboxRef ref, OptionalLong expectedGeneration) {
         Resource r = verified(ref);
         if (expectedGeneration.isPresent() && expectedGeneration.getAsLong() != r.generation) {
             throw DriverException.generationMismatch(ref, expectedGeneration.getAsLong(), r.generation);
@@ -236,8 +260,12 @@ public final class FakeDriver implements ComputeDriver {
     }
 
     @Override
-    public synchronized DeleteResult delete(SandboxRef ref, OptionalLong expectedGeneration) {
+    public DeleteResult delete(SandboxRef ref, OptionalLong expectedGeneration) {
         enter(Method.DELETE, ref);
+        return doDelete(ref, expectedGeneration);
+    }
+
+    private synchronized DeleteResult doDelete(SandboxRef ref, OptionalLong expectedGeneration) {
         Optional<Resource> found = read(ref.id());
         if (found.isEmpty()) {
             return new DeleteResult(false);

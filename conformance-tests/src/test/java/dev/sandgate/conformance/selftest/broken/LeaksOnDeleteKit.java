@@ -7,6 +7,7 @@ import dev.sandgate.spi.DeleteResult;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.SandboxRef;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -18,6 +19,12 @@ import java.util.UUID;
  * longer sees it; only the backend does.
  */
 public class LeaksOnDeleteKit extends BrokenReferenceKit {
+    /** Shorter: the kit waits this long, six times, for a leaked resource to vanish. */
+    @Override
+    protected Duration readinessTimeout() {
+        return Duration.ofSeconds(4);
+    }
+
     @Override
     ComputeDriver breakDriver(ComputeDriver reference, Path backendDirectory, DriverContext context) {
         var backend = new DirectoryBackend(backendDirectory);

@@ -56,13 +56,22 @@ public final class MockCluster implements AutoCloseable {
                 .toList();
         this.dispatcher = new PreconditionEnforcingDispatcher(contexts);
         this.server = new KubernetesMockServer(
-                new Context(Serialization.jsonMapper()), new MockWebServer(), new HashMap<>(), dispatcher, false);
+                mockContext(), new MockWebServer(), new HashMap<>(), dispatcher, false);
         server.init(InetAddress.getLoopbackAddress(), 0);
         this.sandboxes = sandboxContext(activeVersion);
         this.admin = client(ADMIN_USER_AGENT);
         this.controllerClient = client(CONTROLLER_USER_AGENT);
         this.controller = new FakeAgentSandboxController(controllerClient, sandboxes);
         controller.start();
+    }
+
+    /**
+     * The mock's serialization context, with fabric8's own JSON mapper as the mock's constructors use it (deprecated
+     * for clients, but the mock has no other way to be given it).
+     */
+    @SuppressWarnings("deprecation")
+    static Context mockContext() {
+        return new Context(Serialization.jsonMapper());
     }
 
     /** Starts a cluster serving {@code servedVersions} of the Sandbox API, with Sandboxes of {@code activeVersion}. */

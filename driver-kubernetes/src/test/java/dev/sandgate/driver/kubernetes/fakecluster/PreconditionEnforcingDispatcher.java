@@ -15,7 +15,6 @@ import io.fabric8.kubernetes.client.server.mock.KubernetesCrudDispatcher;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.dsl.HttpMethod;
 import io.fabric8.mockwebserver.http.Buffer;
-import io.fabric8.mockwebserver.http.ByteString;
 import io.fabric8.mockwebserver.http.Headers;
 import io.fabric8.mockwebserver.http.MockResponse;
 import io.fabric8.mockwebserver.http.RecordedRequest;
@@ -28,6 +27,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -102,72 +104,107 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
     }
 
     /**
-     * The mock's watch listener waits, on the Vert.x event loop, for its sender thread to finish when the client
-     * closes the watch, while that thread may be waiting for the same event loop to write an event: both stall for
-     * the mock's 30 s write timeout. Closing is handed to another thread, which leaves the event loop free.
+     * The mock's watch listener sends events from its own thread, and each send blocks until the Vert.x event loop
+     * has written it. When the client closes the watch, the listener waits on that event loop for its sender thread
+     * to finish: with an event in flight both wait for each other until the mock's 30 s write timeout, and every
+     * request on that event loop waits too. Here sends are handed to one more thread per watch, in order, so the
+     * listener's thread never blocks and closing returns at once.
      */
     @Override
     public MockResponse handleWatch(String path) {
         WebSocketListener listener = super.handleWatch(path).getWebSocketListener();
-        return new MockResponse().withWebSocketUpgrade(new CloseOffTheEventLoop(listener));
+        return new MockResponse().withWebSocketUpgrade(new NonBlockingSends(listener));
     }
 
-    private static final class CloseOffTheEventLoop extends WebSocketListener {
+    private static final class NonBlockingSends extends WebSocketListener {
         private final WebSocketListener delegate;
+        private final ExecutorService sender = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "mock-watch-sender");
+            thread.setDaemon(true);
+            return thread;
+        });
+        private volatile WebSocket wrapped;
 
-        CloseOffTheEventLoop(WebSocketListener delegate) {
+        NonBlockingSends(WebSocketListener delegate) {
             this.delegate = delegate;
+        }
+
+        private WebSocket wrap(WebSocket webSocket) {
+            if (wrapped == null) {
+                wrapped = new WebSocket() {
+                    @Override
+                    public RecordedRequest request() {
+                        return webSocket.request();
+                    }
+
+                    @Override
+                    public boolean send(String text) {
+                        return submit(() -> webSocket.send(text));
+                    }
+
+                    @Override
+                    public boolean send(byte[] bytes) {
+                        return submit(() -> webSocket.send(bytes));
+                    }
+
+                    @Override
+                    public boolean close(int code, String reason) {
+                        return webSocket.close(code, reason);
+                    }
+                };
+            }
+            return wrapped;
+        }
+
+        private boolean submit(Runnable send) {
+            try {
+                sender.execute(send);
+                return true;
+            } catch (RejectedExecutionException e) {
+                return false; // closed
+            }
         }
 
         @Override
         public void onBeforeAccept(WebSocket webSocket, Response response) {
-            delegate.onBeforeAccept(webSocket, response);
+            delegate.onBeforeAccept(wrap(webSocket), response);
         }
 
         @Override
         public void onOpen(WebSocket webSocket, Response response) {
-            delegate.onOpen(webSocket, response);
+            delegate.onOpen(wrap(webSocket), response);
         }
 
         @Override
         public void onMessage(WebSocket webSocket, String text) {
-            delegate.onMessage(webSocket, text);
-        }
-
-        @Override
-        public void onMessage(WebSocket webSocket, ByteString bytes) {
-            delegate.onMessage(webSocket, bytes);
+            delegate.onMessage(wrap(webSocket), text);
         }
 
         @Override
         public void onMessage(WebSocket webSocket, byte[] bytes) {
-            delegate.onMessage(webSocket, bytes);
+            delegate.onMessage(wrap(webSocket), bytes);
         }
 
         @Override
         public void onPing(WebSocket webSocket, byte[] bytes) {
-            delegate.onPing(webSocket, bytes);
+            delegate.onPing(wrap(webSocket), bytes);
         }
 
         @Override
         public void onClosing(WebSocket webSocket, int code, String reason) {
-            delegate.onClosing(webSocket, code, reason);
+            delegate.onClosing(wrap(webSocket), code, reason);
         }
 
         @Override
         public void onClosed(WebSocket webSocket, int code, String reason) {
-            Thread.ofPlatform()
-                    .daemon()
-                    .name("mock-watch-close")
-                    .start(() -> delegate.onClosed(webSocket, code, reason));
+            delegate.onClosed(wrap(webSocket), code, reason);
+            sender.shutdown();
         }
 
         @Override
         public void onFailure(WebSocket webSocket, Throwable failure, Response response) {
-            Thread.ofPlatform()
-                    .daemon()
-                    .name("mock-watch-failure")
-                    .start(() -> delegate.onFailure(webSocket, failure, response));
+            delegate.onFailure(wrap(webSocket), failure, response);
+            sender.shutdown();
         }
     }
 
@@ -247,6 +284,7 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
      * A JSON merge patch applied as RFC 7386 says (the mock merges arrays element by element instead of replacing
      * them): the patched object is written as an update, which checks a resourceVersion the patch carries.
      */
+    @SuppressWarnings("unchecked")
     private MockResponse mergePatch(RecordedRequest request) {
         String path = withoutQuery(request.getPath());
         boolean status = path.endsWith("/status");

@@ -20,7 +20,6 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
-import io.fabric8.mockwebserver.Context;
 import io.fabric8.mockwebserver.MockWebServer;
 import java.net.InetAddress;
 import java.util.HashMap;
@@ -53,7 +52,7 @@ class PreconditionEnforcingDispatcherTest {
                 .withStatusSubresource(true)
                 .build();
         server = new KubernetesMockServer(
-                new Context(Serialization.jsonMapper()),
+                MockCluster.mockContext(),
                 new MockWebServer(),
                 new HashMap<>(),
                 new PreconditionEnforcingDispatcher(List.of(served)),

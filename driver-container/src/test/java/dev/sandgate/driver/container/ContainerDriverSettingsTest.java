@@ -1,0 +1,91 @@
+package dev.sandgate.driver.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import java.net.URI;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ContainerDriverSettingsTest {
+    private static final String DEFAULT_HOST = "unix:///var/run/docker.sock";
+
+    private static ContainerDriverSettings read(DriverConfig config, Map<String, String> environment) {
+        return ContainerDriverSettings.from(config, "docker", DEFAULT_HOST, "DOCKER_HOST", environment);
+    }
+
+    private static DriverException refused(DriverConfig config) {
+        DriverException refused = catchThrowableOfType(DriverException.class, () -> read(config, Map.of()));
+        assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
+        return refused;
+    }
+
+    @Test
+    void theHostKeyWinsOverTheEnvironmentWhichWinsOverTheDefault() {
+        var environment = Map.of("DOCKER_HOST", "unix:///from/env.sock");
+        var configured = DriverConfig.EMPTY.with("docker.host", "tcp://127.0.0.1:2375");
+
+        assertThat(read(configured, environment).host()).isEqualTo(URI.create("tcp://127.0.0.1:2375"));
+        assertThat(read(configured, environment).hostSource()).isEqualTo("docker.host");
+        assertThat(read(DriverConfig.EMPTY, environment).host()).isEqualTo(URI.create("unix:///from/env.sock"));
+        assertThat(read(DriverConfig.EMPTY, environment).hostSource()).isEqualTo("DOCKER_HOST");
+        assertThat(read(DriverConfig.EMPTY, Map.of()).host()).isEqualTo(URI.create(DEFAULT_HOST));
+        assertThat(read(DriverConfig.EMPTY, Map.of()).hostSource()).isEqualTo("default");
+    }
+
+    @Test
+    void defaultsSpeakApi141AndStopWithTenSecondsOfGrace() {
+        ContainerDriverSettings settings = read(DriverConfig.EMPTY, Map.of());
+
+        assertThat(settings.apiVersion()).isEqualTo("1.41");
+        assertThat(settings.stopGracePeriod()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(settings.stopGraceSeconds()).isEqualTo(10);
+        assertThat(settings.tlsCertPath()).isEmpty();
+    }
+
+    @Test
+    void aGracePeriodWithAFractionOfASecondIsRoundedUpForTheEngine() {
+        var config = DriverConfig.EMPTY.with("docker.stopGracePeriod", "1500ms");
+
+        assertThat(read(config, Map.of()).stopGraceSeconds()).isEqualTo(2);
+    }
+
+    @Test
+    void aHostThatIsNeitherUnixNorTcpIsRefusedNamingTheKey() {
+        assertThat(refused(DriverConfig.EMPTY.with("docker.host", "http://127.0.0.1:2375"))
+                        .getMessage())
+                .startsWith("docker.host:");
+        assertThat(refused(DriverConfig.EMPTY.with("docker.host", "tcp://127.0.0.1"))
+                        .getMessage())
+                .startsWith("docker.host:");
+        assertThat(refused(DriverConfig.EMPTY.with("docker.host", "unix://")).getMessage())
+                .startsWith("docker.host:");
+    }
+
+    @Test
+    void aMalformedEnvironmentHostIsRefusedNamingTheVariable() {
+        DriverException refused = catchThrowableOfType(
+                DriverException.class, () -> read(DriverConfig.EMPTY, Map.of("DOCKER_HOST", "ssh://box")));
+
+        assertThat(refused.getMessage()).startsWith("DOCKER_HOST:");
+    }
+
+    @Test
+    void malformedSettingsAreRefusedNamingTheKey() {
+        assertThat(refused(DriverConfig.EMPTY.with("docker.apiVersion", "v2")).getMessage())
+                .startsWith("docker.apiVersion:");
+        assertThat(refused(DriverConfig.EMPTY.with("docker.requestTimeout", "0s"))
+                        .getMessage())
+                .startsWith("docker.requestTimeout:");
+        assertThat(refused(DriverConfig.EMPTY.with("docker.stopGracePeriod", "soon"))
+                        .getMessage())
+                .startsWith("docker.stopGracePeriod:");
+        assertThat(refused(DriverConfig.EMPTY.with("docker.tlsCertPath", "/certs"))
+                        .getMessage())
+                .startsWith("docker.tlsCertPath:");
+    }
+}

@@ -1,0 +1,76 @@
+package dev.sandgate.driver.container;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+
+class KeyedLocksTest {
+    private final KeyedLocks locks = new KeyedLocks();
+
+    @Test
+    void aSecondHolderOfTheSameKeyWaitsAndGivesUpAfterItsTimeout() throws Exception {
+        var held = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        CompletableFuture<String> first =
+                CompletableFuture.supplyAsync(() -> locks.call("a", Duration.ofSeconds(5), () -> {
+                    held.countDown();
+                    await(release);
+                    return "first";
+                }));
+        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+
+        DriverException refused = catchThrowableOfType(
+                DriverException.class, () -> locks.call("a", Duration.ofMillis(50), () -> "second"));
+
+        assertThat(refused.code()).isEqualTo(DriverErrorCode.DEADLINE_EXCEEDED);
+        release.countDown();
+        assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo("first");
+        assertThat(locks.call("a", Duration.ofSeconds(5), () -> "third")).isEqualTo("third");
+    }
+
+    @Test
+    void differentKeysDoNotWaitForEachOther() throws Exception {
+        var held = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        CompletableFuture<String> first =
+                CompletableFuture.supplyAsync(() -> locks.call("a", Duration.ofSeconds(5), () -> {
+                    held.countDown();
+                    await(release);
+                    return "a";
+                }));
+        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(locks.call("b", Duration.ofMillis(50), () -> "b")).isEqualTo("b");
+
+        release.countDown();
+        first.get(5, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void locksAreDroppedOnceNobodyHoldsThem() {
+        locks.call("a", Duration.ofSeconds(1), () -> "a");
+        catchThrowableOfType(
+                IllegalStateException.class,
+                () -> locks.call("b", Duration.ofSeconds(1), () -> {
+                    throw new IllegalStateException("boom");
+                }));
+
+        assertThat(locks.size()).isZero();
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(5, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

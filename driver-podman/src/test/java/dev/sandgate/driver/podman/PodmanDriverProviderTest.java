@@ -1,0 +1,35 @@
+package dev.sandgate.driver.podman;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sandgate.spi.DriverConfig;
+import java.net.URI;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PodmanDriverProviderTest {
+    @Test
+    void theSocketComesFromTheKeyThenContainerHostThenTheRootfulDefault() {
+        var provider = new PodmanDriverProvider(Map.of("CONTAINER_HOST", "unix:///run/user/1000/podman/podman.sock"));
+
+        assertThat(provider.settings(DriverConfig.EMPTY.with("podman.host", "unix:///x.sock"))
+                        .host())
+                .isEqualTo(URI.create("unix:///x.sock"));
+        assertThat(provider.settings(DriverConfig.EMPTY).host())
+                .isEqualTo(URI.create("unix:///run/user/1000/podman/podman.sock"));
+        assertThat(new PodmanDriverProvider(Map.of())
+                        .settings(DriverConfig.EMPTY)
+                        .host())
+                .isEqualTo(URI.create(PodmanDriverProvider.DEFAULT_HOST));
+    }
+
+    @Test
+    void anEngineWithoutAPodmanComponentIsNotPodman() {
+        var provider = new PodmanDriverProvider(Map.of());
+
+        assertThat(provider.mismatchedEngine(List.of("Engine", "containerd", "runc", "docker-init")))
+                .hasValueSatisfying(reason -> assertThat(reason).contains("docker driver"));
+        assertThat(provider.mismatchedEngine(List.of("Podman Engine"))).isEmpty();
+    }
+}

@@ -1,0 +1,130 @@
+package dev.sandgate.gateway.grpc;
+
+import static dev.sandgate.gateway.testing.GrpcErrors.failure;
+import static dev.sandgate.gateway.testing.TestGateway.byId;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sandgate.api.v1.ListSandboxesRequest;
+import dev.sandgate.api.v1.ListSandboxesResponse;
+import dev.sandgate.api.v1.Phase;
+import dev.sandgate.api.v1.Sandbox;
+import dev.sandgate.api.v1.StopSandboxRequest;
+import dev.sandgate.gateway.testing.TestGateway;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** ListSandboxes pages and filters. */
+@ParameterizedClass
+@EnumSource(TestGateway.Transport.class)
+class ListSandboxesTest {
+    @Parameter
+    TestGateway.Transport transport;
+
+    @TempDir
+    Path root;
+
+    TestGateway gateway;
+
+    @BeforeEach
+    void start() {
+        gateway = TestGateway.start(root, transport);
+        for (String name : List.of("a", "b", "c", "d", "e")) {
+            gateway.stub()
+                    .createSandbox(TestGateway.createRequest("team", name)
+                            .putLabels("tier", name.compareTo("c") < 0 ? "front" : "back")
+                            .build());
+        }
+        gateway.create("other", "a");
+    }
+
+    @AfterEach
+    void stop() {
+        gateway.close();
+    }
+
+    private List<String> names(ListSandboxesResponse response) {
+        return response.getSandboxesList().stream()
+                .map(s -> s.getWorkspace() + "/" + s.getName())
+                .toList();
+    }
+
+    @Test
+    @DisplayName("pages follow (workspace, name) order until the last page has no token")
+    void pagesThroughEverything() {
+        List<String> seen = new ArrayList<>();
+        String token = "";
+        int pages = 0;
+        do {
+            ListSandboxesResponse page = gateway.stub()
+                    .listSandboxes(ListSandboxesRequest.newBuilder()
+                            .setPageSize(2)
+                            .setPageToken(token)
+                            .build());
+            seen.addAll(names(page));
+            token = page.getNextPageToken();
+            pages++;
+        } while (!token.isEmpty());
+
+        assertThat(pages).isEqualTo(3);
+        assertThat(seen).containsExactly("other/a", "team/a", "team/b", "team/c", "team/d", "team/e");
+    }
+
+    @Test
+    @DisplayName("filters by workspace, labels and phase")
+    void filters() {
+        Sandbox d = gateway.stub()
+                .listSandboxes(ListSandboxesRequest.newBuilder().setWorkspace("team").build())
+                .getSandboxesList()
+                .get(3);
+        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(d.getId())).build());
+
+        assertThat(names(gateway.stub()
+                        .listSandboxes(ListSandboxesRequest.newBuilder().setWorkspace("other").build())))
+                .containsExactly("other/a");
+        assertThat(names(gateway.stub()
+                        .listSandboxes(ListSandboxesRequest.newBuilder()
+                                .putLabelSelector("tier", "front")
+                                .build())))
+                .containsExactly("team/a", "team/b");
+        assertThat(names(gateway.stub()
+                        .listSandboxes(ListSandboxesRequest.newBuilder()
+                                .addPhases(Phase.STOPPED)
+                                .build())))
+                .containsExactly("team/d");
+    }
+
+    @Test
+    @DisplayName("a page token is bound to its filters; bad sizes and tokens are INVALID_ARGUMENT")
+    void badPaging() {
+        String token = gateway.stub()
+                .listSandboxes(ListSandboxesRequest.newBuilder().setPageSize(1).build())
+                .getNextPageToken();
+
+        assertThat(failure(() -> gateway.stub()
+                                .listSandboxes(ListSandboxesRequest.newBuilder()
+                                        .setWorkspace("team")
+                                        .setPageToken(token)
+                                        .build()))
+                        .field())
+                .contains("page_token");
+        assertThat(failure(() -> gateway.stub()
+                                .listSandboxes(ListSandboxesRequest.newBuilder()
+                                        .setPageToken("garbage!")
+                                        .build()))
+                        .field())
+                .contains("page_token");
+        assertThat(failure(() -> gateway.stub()
+                                .listSandboxes(ListSandboxesRequest.newBuilder().setPageSize(5000).build()))
+                        .field())
+                .contains("page_size");
+    }
+}
