@@ -18,7 +18,7 @@ jdk_major() {
 # Exports JAVA_HOME pointing at a JDK >= 21: JAVA_HOME if it qualifies, else the newest under /usr/lib/jvm.
 pick_jdk() {
   if [ -n "${JAVA_HOME:-}" ] && [ "$(jdk_major "$JAVA_HOME")" -ge 21 ] 2>/dev/null; then
-    export JAVA_HOME; return 0
+    export JAVA_HOME; quiet_maven_on_new_jdks; return 0
   fi
   local best="" best_major=0 dir major
   for dir in /usr/lib/jvm/*; do
@@ -31,6 +31,17 @@ pick_jdk() {
   [ -n "$best" ] || die "no JDK 21 or newer found: set JAVA_HOME to one, or install one under /usr/lib/jvm (e.g. apt-get install openjdk-21-jdk-headless where available, or a Temurin JDK)"
   export JAVA_HOME="$best"
   log "using JDK $best_major at $JAVA_HOME"
+  quiet_maven_on_new_jdks
+}
+
+# Maven 3.9's Guice calls sun.misc.Unsafe, which JDK 24+ warns about on every run; allow it for Maven's own JVM only.
+quiet_maven_on_new_jdks() {
+  if [ "$(jdk_major "$JAVA_HOME")" -ge 24 ] 2>/dev/null; then
+    case " ${MAVEN_OPTS:-} " in
+      *sun-misc-unsafe-memory-access*) ;;
+      *) export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow" ;;
+    esac
+  fi
 }
 
 # Run directory for daemons this command starts: pid files, logs, sockets.

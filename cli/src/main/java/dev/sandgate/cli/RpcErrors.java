@@ -46,8 +46,9 @@ final class RpcErrors {
         text.append('\n');
         com.google.rpc.Status details = StatusProto.fromThrowable(error);
         if (details != null) {
+            boolean fieldViolations = details.getDetailsList().stream().anyMatch(d -> d.is(BadRequest.class));
             for (Any detail : details.getDetailsList()) {
-                appendDetail(text, detail);
+                appendDetail(text, detail, fieldViolations);
             }
         }
         switch (status.getCode()) {
@@ -71,7 +72,8 @@ final class RpcErrors {
         return Printer.toJson(JsonFormat.printer().usingTypeRegistry(DETAIL_TYPES), details) + "\n";
     }
 
-    private static void appendDetail(StringBuilder text, Any detail) {
+    /** Appends one detail. The field an ErrorInfo names in its metadata is left to the BadRequest, if there is one. */
+    private static void appendDetail(StringBuilder text, Any detail, boolean fieldViolations) {
         try {
             if (detail.is(ErrorInfo.class)) {
                 ErrorInfo info = detail.unpack(ErrorInfo.class);
@@ -80,20 +82,25 @@ final class RpcErrors {
                     text.append(" (").append(info.getDomain()).append(')');
                 }
                 text.append('\n');
-                new TreeMap<>(info.getMetadataMap())
-                        .forEach((key, value) -> text.append("  ")
-                                .append(key)
-                                .append(": ")
-                                .append(value)
-                                .append('\n'));
+                new TreeMap<>(info.getMetadataMap()).forEach((key, value) -> {
+                    if (!(fieldViolations && key.equals("field"))) {
+                        text.append("  ").append(key).append(": ").append(value).append('\n');
+                    }
+                });
             } else if (detail.is(BadRequest.class)) {
                 for (BadRequest.FieldViolation violation :
                         detail.unpack(BadRequest.class).getFieldViolationsList()) {
-                    text.append("  field: ")
-                            .append(violation.getField())
-                            .append(": ")
-                            .append(violation.getDescription())
-                            .append('\n');
+                    text.append("  field: ").append(violation.getField());
+                    String description = violation.getDescription();
+                    if (description.startsWith(violation.getField() + ":")) {
+                        description = description
+                                .substring(violation.getField().length() + 1)
+                                .strip();
+                    }
+                    if (!description.isEmpty()) {
+                        text.append(": ").append(description);
+                    }
+                    text.append('\n');
                 }
             } else if (detail.is(PreconditionFailure.class)) {
                 for (PreconditionFailure.Violation violation :

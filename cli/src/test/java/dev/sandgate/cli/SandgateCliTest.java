@@ -599,6 +599,48 @@ class SandgateCliTest {
         }
 
         @Test
+        void nameTheFieldOnceWhenErrorInfoAndBadRequestBothNameIt() {
+            gateway.failNextCall(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+                    .setCode(Code.INVALID_ARGUMENT_VALUE)
+                    .setMessage("precondition.expected_execution_token: is not an execution token")
+                    .addDetails(Any.pack(ErrorInfo.newBuilder()
+                            .setReason("INVALID_FIELD")
+                            .setDomain("sandgate.dev")
+                            .putMetadata("field", "precondition.expected_execution_token")
+                            .build()))
+                    .addDetails(Any.pack(BadRequest.newBuilder()
+                            .addFieldViolations(BadRequest.FieldViolation.newBuilder()
+                                    .setField("precondition.expected_execution_token")
+                                    .setDescription("precondition.expected_execution_token: is not an execution token"))
+                            .build()))
+                    .build()));
+
+            Result result = sandgate("stop", "-w", "demo", "-n", "hello", "--expect-token", "bogus");
+
+            assertThat(result.err()).isEqualTo("""
+                            error: INVALID_ARGUMENT: precondition.expected_execution_token: is not an execution token
+                              reason: INVALID_FIELD (sandgate.dev)
+                              field: precondition.expected_execution_token: is not an execution token
+                            """);
+        }
+
+        @Test
+        void nameTheFieldOfAnErrorInfoWithoutBadRequest() {
+            gateway.failNextCall(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+                    .setCode(Code.INVALID_ARGUMENT_VALUE)
+                    .setMessage("too long")
+                    .addDetails(Any.pack(ErrorInfo.newBuilder()
+                            .setReason("INVALID_FIELD")
+                            .putMetadata("field", "spec.image")
+                            .build()))
+                    .build()));
+
+            Result result = sandgate("create", "-w", "demo", "-n", "hello", "--image", "x");
+
+            assertThat(result.err()).contains("  field: spec.image\n");
+        }
+
+        @Test
         void areAGoogleRpcStatusInJsonWithJson() throws IOException {
             gateway.failNextCall(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
                     .setCode(Code.INVALID_ARGUMENT_VALUE)

@@ -67,6 +67,25 @@ class DistributionLayoutTest {
     }
 
     @Test
+    void everyDriverFolderHoldsWithLibTheDriversWholeDependencyTree() throws IOException {
+        DependencyTree tree = DependencyTree.read(Path.of(System.getProperty("sandgate.dependencyTree")));
+        Set<String> lib = jarNames(HOME.resolve("lib"));
+        for (String driver : Distribution.DRIVERS) {
+            Set<String> folder = jarNames(HOME.resolve("drivers").resolve(driver));
+            List<String> missing = tree.closure("dev.sandgate:sandgate-driver-" + driver).stream()
+                    .filter(jar -> !holds(lib, jar) && !holds(folder, jar))
+                    .map(DependencyTree.Jar::fileName)
+                    .toList();
+            assertThat(missing)
+                    .as(
+                            "jars that drivers/%s needs but neither it nor lib/ holds: add what pulls them in to the"
+                                    + " driver's <includes> in src/assembly/folder.xml",
+                            driver)
+                    .isEmpty();
+        }
+    }
+
+    @Test
     void confHoldsTheExampleConfigurationAndLogging() {
         assertThat(HOME.resolve("conf/gateway.properties")).content().contains("#listen=127.0.0.1:7443");
         assertThat(HOME.resolve("conf/logback.xml")).isRegularFile();
@@ -94,6 +113,18 @@ class DistributionLayoutTest {
         assertThat(unpacked.getFileName()).hasToString("sandgate-" + version);
         assertThat(unpacked.resolve("bin/sandgate-gateway")).isExecutable();
         assertThat(jarNames(unpacked.resolve("lib"))).isEqualTo(jarNames(HOME.resolve("lib")));
+    }
+
+    /**
+     * Whether {@code jarNames} has {@code jar} at some version: the verbose tree that Maven prints may name another
+     * version of a jar than its build resolved (its own resolution breaks ties differently), never another jar.
+     */
+    private static boolean holds(Set<String> jarNames, DependencyTree.Jar jar) {
+        String suffix = (jar.classifier() == null ? "" : "-" + jar.classifier()) + ".jar";
+        return jarNames.stream()
+                .anyMatch(name -> name.startsWith(jar.artifact() + "-")
+                        && name.endsWith(suffix)
+                        && Character.isDigit(name.charAt(jar.artifact().length() + 1)));
     }
 
     private static Set<String> jarNames(Path folder) throws IOException {

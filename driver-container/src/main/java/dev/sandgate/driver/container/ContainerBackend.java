@@ -10,6 +10,7 @@ import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Info;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Labels;
@@ -438,10 +439,10 @@ final class ContainerBackend implements AutoCloseable {
         }
     }
 
-    /** Checks that the engine answers; UNAVAILABLE naming the host when it does not. */
-    void ping() {
+    /** The engine's system information; UNAVAILABLE naming the host when the engine does not answer. */
+    Info info() {
         try {
-            client.pingCmd().exec();
+            return client.infoCmd().exec();
         } catch (RuntimeException e) {
             throw EngineErrors.unreachable(dialect.engineName(), settings, e);
         }

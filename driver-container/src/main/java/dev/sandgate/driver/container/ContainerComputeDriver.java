@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Info;
 import dev.sandgate.driver.container.ContainerBackend.SandboxContainers;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.CreateResult;
@@ -65,35 +66,54 @@ public final class ContainerComputeDriver implements ComputeDriver {
     private final Duration lockTimeout;
     private final Set<ContainerWatch> watches = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final DriverCapabilities capabilities;
 
-    /**
-     * A driver on {@code settings.host()}. Does no I/O.
-     *
-     * @param dialect what the engine does differently from the Docker Engine
-     */
-    public ContainerComputeDriver(EngineDialect dialect, ContainerDriverSettings settings, DriverContext context) {
-        requireNonNull(dialect, "dialect is null");
-        requireNonNull(settings, "settings is null");
-        this.context = requireNonNull(context, "context is null");
-        DockerClient client =
-                EngineClients.connect(settings, settings.requestTimeout().plus(settings.stopGracePeriod()));
-        this.backend = new ContainerBackend(client, dialect, settings, context.gatewayId());
-        this.lockTimeout =
-                settings.stopGracePeriod().plus(settings.requestTimeout().multipliedBy(3));
+    private ContainerComputeDriver(
+            ContainerBackend backend, DriverCapabilities capabilities, Duration lockTimeout, DriverContext context) {
+        this.backend = backend;
+        this.capabilities = capabilities;
+        this.lockTimeout = lockTimeout;
+        this.context = context;
     }
 
     /**
-     * Checks that the engine answers.
+     * Connects to the engine at {@code settings.host()} and asks it what it can enforce (a rootless engine on cgroup v1
+     * cannot apply memory, CPU and pids limits).
      *
-     * @throws DriverException UNAVAILABLE naming the host when it does not
+     * @param dialect what the engine does differently from the Docker Engine
+     * @throws DriverException UNAVAILABLE naming the host when the engine does not answer
      */
-    void ping() {
-        backend.ping();
+    public static ContainerComputeDriver connect(
+            EngineDialect dialect, ContainerDriverSettings settings, DriverContext context) {
+        requireNonNull(dialect, "dialect is null");
+        requireNonNull(settings, "settings is null");
+        requireNonNull(context, "context is null");
+        DockerClient client =
+                EngineClients.connect(settings, settings.requestTimeout().plus(settings.stopGracePeriod()));
+        var backend = new ContainerBackend(client, dialect, settings, context.gatewayId());
+        try {
+            Info info = backend.info();
+            DriverCapabilities capabilities =
+                    LaunchPolicyMapping.capabilities(info.getSecurityOptions(), info.getCGroupVersion());
+            if (!capabilities.equals(LaunchPolicyMapping.CAPABILITIES)) {
+                log.warn(
+                        "The {} at {} runs rootless on cgroup v1 and cannot apply memory, CPU or pids limits:"
+                                + " policies using them are refused",
+                        dialect.engineName(),
+                        settings.host());
+            }
+            Duration lockTimeout =
+                    settings.stopGracePeriod().plus(settings.requestTimeout().multipliedBy(3));
+            return new ContainerComputeDriver(backend, capabilities, lockTimeout, context);
+        } catch (RuntimeException e) {
+            backend.close();
+            throw e;
+        }
     }
 
     @Override
     public DriverCapabilities capabilities() {
-        return LaunchPolicyMapping.CAPABILITIES;
+        return capabilities;
     }
 
     @Override
@@ -143,21 +163,23 @@ public final class ContainerComputeDriver implements ComputeDriver {
         long generation = current.generation();
         String digest = current.policyDigest();
         if (generation == launch.generation() && digest.equals(launch.policy().digest())) {
+            if (current.neverStarted()) {
+                // An earlier create stopped between creating the container and starting it: finish the launch.
+                context.mutationHook().beforeMutation(ref, MutationHook.Operation.START, current.id());
+                try {
+                    backend.startContainer(current.id());
+                } catch (DriverException e) {
+                    throw e.code() == DriverErrorCode.NOT_FOUND ? replaced(ref, current.id(), "create") : e;
+                }
+                return new CreateResult(observe(ref, current.id(), "create"), false);
+            }
             return new CreateResult(current.observation(), false);
-        }
-        List<Mismatch> mismatches = new ArrayList<>();
-        if (generation != launch.generation()) {
-            mismatches.add(
-                    new Mismatch(Mismatch.GENERATION, Long.toString(launch.generation()), Long.toString(generation)));
-        }
-        if (!digest.equals(launch.policy().digest())) {
-            mismatches.add(new Mismatch(Mismatch.POLICY_DIGEST, launch.policy().digest(), digest));
         }
         throw new DriverException(
                 DriverErrorCode.ALREADY_EXISTS,
-                "sandbox " + ref.id() + " already exists at generation " + generation + " with policy " + digest,
-                mismatches,
-                null);
+                "sandbox " + ref.id() + " already exists at generation " + generation + " with policy " + digest
+                        + ", not at generation " + launch.generation() + " with policy "
+                        + launch.policy().digest());
     }
 
     @Override

@@ -19,14 +19,14 @@ import java.util.regex.Pattern;
  *   <li>{@code <prefix>.host}: the engine's API socket, {@code unix:///path} or {@code tcp://host:port}; else the
  *       environment variable the engine's own CLI reads ({@code DOCKER_HOST}, {@code CONTAINER_HOST}); else the
  *       engine's default socket
- *   <li>{@code <prefix>.tlsCertPath}: a directory with {@code ca.pem}, {@code cert.pem} and {@code key.pem} for a
+ *   <li>{@code <prefix>.tls-cert-path}: a directory with {@code ca.pem}, {@code cert.pem} and {@code key.pem} for a
  *       {@code tcp://} host that requires TLS
- *   <li>{@code <prefix>.apiVersion}: the Docker Engine API version to speak (default {@value #DEFAULT_API_VERSION},
+ *   <li>{@code <prefix>.api-version}: the Docker Engine API version to speak (default {@value #DEFAULT_API_VERSION},
  *       which Docker Engine 20.10+ and Podman 4+ serve)
- *   <li>{@code <prefix>.stopGracePeriod}: how long a stop waits after SIGTERM before SIGKILL (default 10s)
- *   <li>{@code <prefix>.requestTimeout}: how long one engine request may stay silent (default 60s)
- *   <li>{@code <prefix>.pullTimeout}: how long pulling an absent image may take (default 10m)
- *   <li>{@code <prefix>.watchReconnectTimeout}: how long a watch keeps reconnecting to a lost engine before it
+ *   <li>{@code <prefix>.stop-grace-period}: how long a stop waits after SIGTERM before SIGKILL (default 10s)
+ *   <li>{@code <prefix>.request-timeout}: how long one engine request may stay silent (default 60s)
+ *   <li>{@code <prefix>.pull-timeout}: how long pulling an absent image may take (default 10m)
+ *   <li>{@code <prefix>.watch-reconnect-timeout}: how long a watch keeps reconnecting to a lost engine before it
  *       reports an error (default 60s)
  * </ul>
  *
@@ -92,23 +92,24 @@ public record ContainerDriverSettings(
         }
         URI host = parseHost(hostSource.equals("default") ? hostKey : hostSource, hostText);
 
-        String versionKey = prefix + ".apiVersion";
+        String versionKey = prefix + ".api-version";
         String apiVersion = config.get(versionKey, DEFAULT_API_VERSION).trim();
         if (!API_VERSION.matcher(apiVersion).matches()) {
             throw DriverException.invalidArgument(versionKey, "must look like 1.41, got '" + apiVersion + "'");
         }
         Duration stopGrace = nonNegative(
-                prefix + ".stopGracePeriod", config.getDuration(prefix + ".stopGracePeriod", Duration.ofSeconds(10)));
+                prefix + ".stop-grace-period",
+                config.getDuration(prefix + ".stop-grace-period", Duration.ofSeconds(10)));
         Duration requestTimeout = positive(
-                prefix + ".requestTimeout", config.getDuration(prefix + ".requestTimeout", Duration.ofSeconds(60)));
-        Duration pullTimeout =
-                positive(prefix + ".pullTimeout", config.getDuration(prefix + ".pullTimeout", Duration.ofMinutes(10)));
+                prefix + ".request-timeout", config.getDuration(prefix + ".request-timeout", Duration.ofSeconds(60)));
+        Duration pullTimeout = positive(
+                prefix + ".pull-timeout", config.getDuration(prefix + ".pull-timeout", Duration.ofMinutes(10)));
         Duration reconnect = positive(
-                prefix + ".watchReconnectTimeout",
-                config.getDuration(prefix + ".watchReconnectTimeout", Duration.ofSeconds(60)));
-        Optional<String> tlsCertPath = config.get(prefix + ".tlsCertPath").map(String::trim);
+                prefix + ".watch-reconnect-timeout",
+                config.getDuration(prefix + ".watch-reconnect-timeout", Duration.ofSeconds(60)));
+        Optional<String> tlsCertPath = config.get(prefix + ".tls-cert-path").map(String::trim);
         if (tlsCertPath.isPresent() && !host.getScheme().equals("tcp")) {
-            throw DriverException.invalidArgument(prefix + ".tlsCertPath", "applies only to a tcp:// host");
+            throw DriverException.invalidArgument(prefix + ".tls-cert-path", "applies only to a tcp:// host");
         }
         return new ContainerDriverSettings(
                 host, hostSource, tlsCertPath, apiVersion, stopGrace, requestTimeout, pullTimeout, reconnect);

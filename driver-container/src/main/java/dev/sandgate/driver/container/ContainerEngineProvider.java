@@ -12,7 +12,6 @@ import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverException;
 import java.io.IOException;
-import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -87,7 +86,7 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
         }
         String where = settings.host() + " (from " + settings.hostSource() + ")";
         if (settings.host().getScheme().equals("unix")) {
-            Path socket = Path.of(URI.create(settings.host().toString()).getPath());
+            Path socket = Path.of(settings.host().getPath());
             if (!Files.exists(socket)) {
                 return Availability.unavailable("no " + dialect.engineName() + " socket at " + where + ": set " + name
                         + ".host or " + hostVariable + ", or start the engine");
@@ -120,14 +119,7 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
         requireNonNull(context, "context is null");
         ContainerDriverSettings settings = settings(config);
         EngineDialect dialect = dialect(config);
-        ContainerComputeDriver driver = new ContainerComputeDriver(dialect, settings, context);
-        try {
-            driver.ping();
-        } catch (DriverException e) {
-            driver.close();
-            throw e;
-        }
-        return driver;
+        return ContainerComputeDriver.connect(dialect, settings, context);
     }
 
     /** Whether {@code componentNames} (from the engine's version) contain one whose name contains {@code word}. */

@@ -80,6 +80,11 @@ record ContainerView(
         };
     }
 
+    /** Whether the engine created the container but nobody has tried to start it yet. */
+    boolean neverStarted() {
+        return status.equals("created") && error.isEmpty() && exitCode == 0;
+    }
+
     /** The generation stamped on the container. */
     long generation() {
         return ContainerStamps.generation(labels)

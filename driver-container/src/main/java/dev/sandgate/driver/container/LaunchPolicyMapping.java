@@ -12,6 +12,7 @@ import dev.sandgate.spi.StaticPolicy;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.Set;
 
 /**
  * How a launch policy becomes container settings, visible in the engine's inspect output:
@@ -47,6 +48,29 @@ final class LaunchPolicyMapping {
                     PolicyField.PIDS_LIMIT),
             true,
             true);
+
+    /** The limits a rootless engine on cgroup v1 cannot apply (Podman and Docker ignore them with a warning). */
+    static final Set<PolicyField> CGROUP_LIMITS =
+            EnumSet.of(PolicyField.MEMORY_LIMIT, PolicyField.CPU_LIMIT, PolicyField.PIDS_LIMIT);
+
+    /**
+     * What the drivers can enforce on an engine: everything but the network allow-list, and not the cgroup limits
+     * where the engine runs rootless on cgroup v1, because it would create the container without them.
+     *
+     * @param securityOptions the engine's {@code SecurityOptions} from {@code /info} ({@code name=rootless} for a
+     *     rootless engine)
+     * @param cgroupVersion the engine's {@code CgroupVersion} from {@code /info}
+     */
+    static DriverCapabilities capabilities(List<String> securityOptions, String cgroupVersion) {
+        boolean rootless = securityOptions != null
+                && securityOptions.stream().anyMatch(option -> option.startsWith("name=rootless"));
+        if (!rootless || !"1".equals(cgroupVersion)) {
+            return CAPABILITIES;
+        }
+        Set<PolicyField> fields = EnumSet.copyOf(CAPABILITIES.enforceablePolicyFields());
+        fields.removeAll(CGROUP_LIMITS);
+        return new DriverCapabilities(fields, CAPABILITIES.launchPolicyOnStart(), CAPABILITIES.persistentWorkspace());
+    }
 
     private LaunchPolicyMapping() {}
 

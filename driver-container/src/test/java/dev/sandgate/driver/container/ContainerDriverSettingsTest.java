@@ -49,7 +49,7 @@ class ContainerDriverSettingsTest {
 
     @Test
     void aGracePeriodWithAFractionOfASecondIsRoundedUpForTheEngine() {
-        var config = DriverConfig.EMPTY.with("docker.stopGracePeriod", "1500ms");
+        var config = DriverConfig.EMPTY.with("docker.stop-grace-period", "1500ms");
 
         assertThat(read(config, Map.of()).stopGraceSeconds()).isEqualTo(2);
     }
@@ -76,16 +76,16 @@ class ContainerDriverSettingsTest {
 
     @Test
     void malformedSettingsAreRefusedNamingTheKey() {
-        assertThat(refused(DriverConfig.EMPTY.with("docker.apiVersion", "v2")).getMessage())
-                .startsWith("docker.apiVersion:");
-        assertThat(refused(DriverConfig.EMPTY.with("docker.requestTimeout", "0s"))
+        assertThat(refused(DriverConfig.EMPTY.with("docker.api-version", "v2")).getMessage())
+                .startsWith("docker.api-version:");
+        assertThat(refused(DriverConfig.EMPTY.with("docker.request-timeout", "0s"))
                         .getMessage())
-                .startsWith("docker.requestTimeout:");
-        assertThat(refused(DriverConfig.EMPTY.with("docker.stopGracePeriod", "soon"))
+                .startsWith("docker.request-timeout:");
+        assertThat(refused(DriverConfig.EMPTY.with("docker.stop-grace-period", "soon"))
                         .getMessage())
-                .startsWith("docker.stopGracePeriod:");
-        assertThat(refused(DriverConfig.EMPTY.with("docker.tlsCertPath", "/certs"))
+                .startsWith("docker.stop-grace-period:");
+        assertThat(refused(DriverConfig.EMPTY.with("docker.tls-cert-path", "/certs"))
                         .getMessage())
-                .startsWith("docker.tlsCertPath:");
+                .startsWith("docker.tls-cert-path:");
     }
 }

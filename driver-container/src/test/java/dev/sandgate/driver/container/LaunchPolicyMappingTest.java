@@ -10,6 +10,7 @@ import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.NetworkMode;
 import dev.sandgate.spi.PolicyField;
 import dev.sandgate.spi.StaticPolicy;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -68,6 +69,21 @@ class LaunchPolicyMappingTest {
                         PolicyField.PIDS_LIMIT);
         assertThat(LaunchPolicyMapping.CAPABILITIES.launchPolicyOnStart()).isTrue();
         assertThat(LaunchPolicyMapping.CAPABILITIES.persistentWorkspace()).isTrue();
+    }
+
+    @Test
+    void aRootlessEngineOnCgroupV1CannotEnforceCgroupLimits() {
+        var rootlessV1 =
+                LaunchPolicyMapping.capabilities(List.of("name=seccomp,profile=default", "name=rootless"), "1");
+
+        assertThat(rootlessV1.enforceablePolicyFields())
+                .doesNotContain(PolicyField.MEMORY_LIMIT, PolicyField.CPU_LIMIT, PolicyField.PIDS_LIMIT)
+                .contains(PolicyField.READ_ONLY_ROOT_FILESYSTEM, PolicyField.NETWORK_NONE);
+        assertThat(LaunchPolicyMapping.capabilities(List.of("name=rootless"), "2"))
+                .isEqualTo(LaunchPolicyMapping.CAPABILITIES);
+        assertThat(LaunchPolicyMapping.capabilities(List.of("name=seccomp,profile=default"), "1"))
+                .isEqualTo(LaunchPolicyMapping.CAPABILITIES);
+        assertThat(LaunchPolicyMapping.capabilities(null, null)).isEqualTo(LaunchPolicyMapping.CAPABILITIES);
     }
 
     @Test

@@ -11,8 +11,8 @@ import java.util.Optional;
  * The {@code docker} driver: sandboxes as containers of a Docker Engine (20.10 or newer).
  *
  * <p>Configuration keys: {@code docker.host} (default: {@code DOCKER_HOST}, else {@value #DEFAULT_HOST}), {@code
- * docker.tlsCertPath}, {@code docker.apiVersion}, {@code docker.stopGracePeriod}, {@code docker.requestTimeout},
- * {@code docker.pullTimeout}, {@code docker.watchReconnectTimeout}; see {@link
+ * docker.tls-cert-path}, {@code docker.api-version}, {@code docker.stop-grace-period}, {@code docker.request-timeout},
+ * {@code docker.pull-timeout}, {@code docker.watch-reconnect-timeout}; see {@link
  * dev.sandgate.driver.container.ContainerDriverSettings}.
  */
 public final class DockerDriverProvider extends ContainerEngineProvider {
@@ -25,7 +25,7 @@ public final class DockerDriverProvider extends ContainerEngineProvider {
 
     /** A provider that reads {@code DOCKER_HOST} from {@code environment} instead of the process environment. */
     public DockerDriverProvider(Map<String, String> environment) {
-        super(NAME, 20, DEFAULT_HOST, "DOCKER_HOST", environment);
+        super(NAME, 30, DEFAULT_HOST, "DOCKER_HOST", environment);
     }
 
     @Override

@@ -36,6 +36,8 @@ import io.fabric8.kubernetes.api.model.Preconditions;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.dsl.FilterWatchListDeletable;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
@@ -46,6 +48,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -53,6 +56,7 @@ import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -103,9 +107,12 @@ final class KubernetesComputeDriver implements ComputeDriver {
         this.settings = requireNonNull(settings, "settings is null");
         this.context = requireNonNull(context, "context is null");
         this.version = requireNonNull(version, "version is null");
-        this.manifests = new SandboxManifests(settings, context.gatewayId(), version, client.getKubernetesSerialization());
+        this.manifests =
+                new SandboxManifests(settings, context.gatewayId(), version, client.getKubernetesSerialization());
         this.sharedNamespace = settings.namespaceMode() == NamespaceMode.SHARED
-                ? settings.namespace().orElseGet(() -> Optional.ofNullable(client.getNamespace()).orElse("default"))
+                ? settings.namespace()
+                        .orElseGet(
+                                () -> Optional.ofNullable(client.getNamespace()).orElse("default"))
                 : null;
         this.capabilities = new DriverCapabilities(enforceableFields(settings), true, true);
         for (int i = 0; i < locks.length; i++) {
@@ -175,18 +182,24 @@ final class KubernetesComputeDriver implements ComputeDriver {
                 if (existing.isPresent()) {
                     return existingForCreate(ref, spec, launch, existing.get());
                 }
-                prepareNamespace(namespace, launch);
+                prepareNamespace(namespace, ref.workspace(), launch);
                 GenericKubernetesResource manifest = manifests.newSandbox(namespace, name, ref, spec, launch);
                 GenericKubernetesResource created;
                 try {
-                    created = sandboxes().inNamespace(namespace).resource(manifest).create();
+                    created = sandboxes()
+                            .inNamespace(namespace)
+                            .resource(manifest)
+                            .create();
                 } catch (KubernetesClientException e) {
                     if (e.getCode() != KubernetesErrors.CONFLICT) {
                         throw KubernetesErrors.translate("create Sandbox " + namespace + "/" + name, e);
                     }
                     GenericKubernetesResource occupant = KubernetesErrors.call(
                             "read Sandbox " + namespace + "/" + name,
-                            () -> sandboxes().inNamespace(namespace).withName(name).get());
+                            () -> sandboxes()
+                                    .inNamespace(namespace)
+                                    .withName(name)
+                                    .get());
                     if (occupant == null) {
                         continue; // deleted since: try again
                     }
@@ -258,7 +271,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
     }
 
     /** Creates the Secret with the sandbox's environment, owned by its Sandbox; an existing one is kept. */
-    private void ensureEnvironment(String namespace, SandboxRef ref, SandboxSpec spec, GenericKubernetesResource owner) {
+    private void ensureEnvironment(
+            String namespace, SandboxRef ref, SandboxSpec spec, GenericKubernetesResource owner) {
         if (spec.environment().isEmpty()) {
             return;
         }
@@ -275,19 +289,23 @@ final class KubernetesComputeDriver implements ComputeDriver {
         }
     }
 
-    private void prepareNamespace(String namespace, LaunchInput launch) {
+    private void prepareNamespace(String namespace, String workspace, LaunchInput launch) {
         if (settings.namespaceMode() == NamespaceMode.PER_WORKSPACE) {
-            ensureNamespace(namespace);
+            ensureNamespace(namespace, workspace);
         }
         if (SandboxManifests.networkNone(launch) && settings.networkNone() == NetworkNoneMode.NETWORK_POLICY) {
             ensureDenyAllPolicy(namespace);
         }
     }
 
-    private void ensureNamespace(String namespace) {
-        if (KubernetesErrors.call("read namespace " + namespace, () -> client.namespaces()
-                        .withName(namespace)
-                        .get())
+    /**
+     * Creates a workspace's namespace on its first sandbox, labelled as the driver's and with the baseline Pod
+     * Security level enforced (sandbox pods run untrusted code). The driver never deletes namespaces.
+     */
+    private void ensureNamespace(String namespace, String workspace) {
+        if (KubernetesErrors.call(
+                        "read namespace " + namespace,
+                        () -> client.namespaces().withName(namespace).get())
                 != null) {
             return;
         }
@@ -297,6 +315,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
                             .withNewMetadata()
                             .withName(namespace)
                             .addToLabels(Labels.MANAGED_BY, Labels.MANAGED_BY_VALUE)
+                            .addToLabels(Labels.WORKSPACE, workspace)
+                            .addToLabels("pod-security.kubernetes.io/enforce", "baseline")
                             .endMetadata()
                             .build())
                     .create();
@@ -411,7 +431,9 @@ final class KubernetesComputeDriver implements ComputeDriver {
                             null);
                 }
                 if (launch.generation() == current
-                        && !sandbox.stamps().policyDigest().equals(launch.policy().digest())) {
+                        && !sandbox.stamps()
+                                .policyDigest()
+                                .equals(launch.policy().digest())) {
                     throw new DriverException(
                             DriverErrorCode.FAILED_PRECONDITION,
                             "sandbox " + ref.id() + " carries another policy digest for generation " + current,
@@ -432,8 +454,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                                     Mismatch.GENERATION, Long.toString(launch.generation()), Long.toString(current))),
                             null);
                 }
-                if (SandboxManifests.networkNone(launch)
-                        && settings.networkNone() == NetworkNoneMode.NETWORK_POLICY) {
+                if (SandboxManifests.networkNone(launch) && settings.networkNone() == NetworkNoneMode.NETWORK_POLICY) {
                     ensureDenyAllPolicy(sandbox.namespace());
                 }
                 if (ended) {
@@ -570,7 +591,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
         DeleteOptions options = new DeleteOptions();
         options.setApiVersion("v1");
         options.setKind("DeleteOptions");
-        options.setPreconditions(new Preconditions(sandbox.object().getMetadata().getResourceVersion(), sandbox.uid()));
+        options.setPreconditions(
+                new Preconditions(sandbox.object().getMetadata().getResourceVersion(), sandbox.uid()));
         options.setPropagationPolicy(DeletionPropagation.FOREGROUND.toString());
         String path = "/apis/" + version.apiVersion() + "/namespaces/" + sandbox.namespace() + "/"
                 + SandboxApiVersion.PLURAL + "/" + sandbox.name();
@@ -615,15 +637,18 @@ final class KubernetesComputeDriver implements ComputeDriver {
                 new SandboxWatchLoop.Source() {
                     @Override
                     public SandboxWatchLoop.Listing list() {
-                        GenericKubernetesResourceList list = scoped().withLabels(ownSelector()).list();
+                        GenericKubernetesResourceList list =
+                                scoped().withLabels(ownSelector()).list();
+                        // no resourceVersion (never from an API server): watch from "any", i.e. now
+                        String resourceVersion = list.getMetadata() == null
+                                ? null
+                                : list.getMetadata().getResourceVersion();
                         return new SandboxWatchLoop.Listing(
-                                list.getItems(), list.getMetadata().getResourceVersion());
+                                list.getItems(), Objects.requireNonNullElse(resourceVersion, ""));
                     }
 
                     @Override
-                    public io.fabric8.kubernetes.client.Watch watch(
-                            String resourceVersion,
-                            io.fabric8.kubernetes.client.Watcher<GenericKubernetesResource> forwarder) {
+                    public Watch watch(String resourceVersion, Watcher<GenericKubernetesResource> forwarder) {
                         return scoped().withLabels(ownSelector())
                                 .watch(
                                         new ListOptionsBuilder()
@@ -679,7 +704,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
         }
     }
 
-    private MixedOperation<GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
+    private MixedOperation<
+                    GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
             sandboxes() {
         return client.genericKubernetesResources(version.context());
     }
@@ -688,7 +714,9 @@ final class KubernetesComputeDriver implements ComputeDriver {
     private FilterWatchListDeletable<
                     GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
             scoped() {
-        return sharedNamespace != null ? sandboxes().inNamespace(sharedNamespace) : sandboxes().inAnyNamespace();
+        return sharedNamespace != null
+                ? sandboxes().inNamespace(sharedNamespace)
+                : sandboxes().inAnyNamespace();
     }
 
     private String namespaceOf(SandboxRef ref) {
@@ -701,7 +729,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
     private Optional<Located> findById(String id) {
         Map<String, String> selector = Map.of(Labels.GATEWAY_ID, context.gatewayId(), Labels.SANDBOX_ID, id);
         List<GenericKubernetesResource> items = KubernetesErrors.call(
-                        "find sandbox " + id, () -> scoped().withLabels(selector).list())
+                        "find sandbox " + id,
+                        () -> scoped().withLabels(selector).list())
                 .getItems();
         if (items.isEmpty()) {
             return Optional.empty();
@@ -753,8 +782,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
         if (!before.uid().equals(now.uid())) {
             throw new DriverException(
                     DriverErrorCode.FAILED_PRECONDITION,
-                    "sandbox " + ref.id() + " was replaced between lookup and mutation (uid " + before.uid() + " became "
-                            + now.uid() + "); nothing was changed",
+                    "sandbox " + ref.id() + " was replaced between lookup and mutation (uid " + before.uid()
+                            + " became " + now.uid() + "); nothing was changed",
                     List.of(new Mismatch(BACKEND_ID, before.uid(), now.uid())),
                     null);
         }
@@ -847,11 +876,10 @@ final class KubernetesComputeDriver implements ComputeDriver {
 
     private static DriverException keptChanging(SandboxRef ref) {
         return new DriverException(
-                DriverErrorCode.ABORTED,
-                "sandbox " + ref.id() + " kept changing underneath the operation; retry it");
+                DriverErrorCode.ABORTED, "sandbox " + ref.id() + " kept changing underneath the operation; retry it");
     }
 
-    private <T> T locked(SandboxRef ref, java.util.function.Supplier<T> operation) {
+    private <T> T locked(SandboxRef ref, Supplier<T> operation) {
         requireOpen();
         ReentrantLock lock = locks[Math.floorMod(ref.id().hashCode(), LOCK_STRIPES)];
         lock.lock();

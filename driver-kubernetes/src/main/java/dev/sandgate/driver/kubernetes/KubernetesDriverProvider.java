@@ -97,9 +97,8 @@ public final class KubernetesDriverProvider implements ComputeDriverProvider {
      * must be served). A served version answers its discovery document with the {@code sandboxes} resource.
      */
     static SandboxApiVersion discover(KubernetesClient client, KubernetesSettings settings) {
-        List<SandboxApiVersion> candidates = settings.apiVersion()
-                .map(List::of)
-                .orElse(List.of(SandboxApiVersion.values()));
+        List<SandboxApiVersion> candidates =
+                settings.apiVersion().map(List::of).orElse(List.of(SandboxApiVersion.values()));
         List<String> tried = new ArrayList<>();
         for (SandboxApiVersion candidate : candidates) {
             tried.add(candidate.apiVersion());

@@ -4,6 +4,8 @@ import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.KubernetesClientTimeoutException;
+import java.net.http.HttpTimeoutException;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 
 /** Turns fabric8's exceptions into {@link DriverException}s, for the API answers that need no special handling. */
@@ -30,13 +32,17 @@ final class KubernetesErrors {
         String reason = "the Kubernetes API refused to " + action + " (HTTP " + e.getCode() + "): " + message(e);
         return switch (e.getCode()) {
             case 400, 422 -> new DriverException(DriverErrorCode.INVALID_ARGUMENT, reason, e);
-            case 401, 403 -> new DriverException(
-                    DriverErrorCode.UNAVAILABLE,
-                    reason + " (check the gateway's credentials and RBAC: docs/drivers/kubernetes.md)",
-                    e);
+            case 401, 403 ->
+                new DriverException(
+                        DriverErrorCode.UNAVAILABLE,
+                        reason + " (check the gateway's credentials and RBAC: docs/drivers/kubernetes.md)",
+                        e);
             case CONFLICT -> new DriverException(DriverErrorCode.ABORTED, reason, e);
-            case 0 -> new DriverException(
-                    DriverErrorCode.UNAVAILABLE, "cannot reach the Kubernetes API to " + action + ": " + message(e), e);
+            case 0 ->
+                new DriverException(
+                        DriverErrorCode.UNAVAILABLE,
+                        "cannot reach the Kubernetes API to " + action + ": " + message(e),
+                        e);
             default -> new DriverException(DriverErrorCode.UNAVAILABLE, reason, e);
         };
     }
@@ -51,8 +57,7 @@ final class KubernetesErrors {
 
     private static boolean hasTimeoutCause(Throwable e) {
         for (Throwable cause = e; cause != null; cause = cause.getCause()) {
-            if (cause instanceof java.util.concurrent.TimeoutException
-                    || cause instanceof java.net.http.HttpTimeoutException) {
+            if (cause instanceof TimeoutException || cause instanceof HttpTimeoutException) {
                 return true;
             }
         }

@@ -94,7 +94,8 @@ record KubernetesSettings(
         String prefix = config.get(NAMESPACE_PREFIX, "sandgate-").trim();
         if (!prefix.matches("[a-z0-9]([-a-z0-9]*)?") || prefix.length() > 20) {
             throw DriverException.invalidArgument(
-                    NAMESPACE_PREFIX, "must be at most 20 lowercase letters, digits and '-', starting with one of them");
+                    NAMESPACE_PREFIX,
+                    "must be at most 20 lowercase letters, digits and '-', starting with one of them");
         }
         String mountPath = config.get(WORKSPACE_MOUNT_PATH, "/workspace").trim();
         if (!mountPath.startsWith("/") || mountPath.contains(":") || mountPath.equals("/")) {
@@ -130,8 +131,9 @@ record KubernetesSettings(
         return switch (value) {
             case "shared" -> NamespaceMode.SHARED;
             case "per-workspace" -> NamespaceMode.PER_WORKSPACE;
-            default -> throw DriverException.invalidArgument(
-                    NAMESPACE_MODE, "must be shared or per-workspace, got '" + value + "'");
+            default ->
+                throw DriverException.invalidArgument(
+                        NAMESPACE_MODE, "must be shared or per-workspace, got '" + value + "'");
         };
     }
 
@@ -142,8 +144,7 @@ record KubernetesSettings(
         }
         return Optional.of(SandboxApiVersion.named(value)
                 .orElseThrow(() -> DriverException.invalidArgument(
-                        API_VERSION,
-                        "must be auto or one of " + SandboxApiVersion.names() + ", got '" + value + "'")));
+                        API_VERSION, "must be auto or one of " + SandboxApiVersion.names() + ", got '" + value + "'")));
     }
 
     private static Quantity workspaceSize(DriverConfig config) {
@@ -164,8 +165,9 @@ record KubernetesSettings(
         return switch (value) {
             case "unsupported" -> NetworkNoneMode.UNSUPPORTED;
             case "network-policy" -> NetworkNoneMode.NETWORK_POLICY;
-            default -> throw DriverException.invalidArgument(
-                    NETWORK_NONE, "must be unsupported or network-policy, got '" + value + "'");
+            default ->
+                throw DriverException.invalidArgument(
+                        NETWORK_NONE, "must be unsupported or network-policy, got '" + value + "'");
         };
     }
 }

@@ -34,6 +34,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * Builds what the driver writes: the Sandbox object of a new sandbox, the patches that stop it and launch a new
@@ -70,9 +71,13 @@ final class SandboxManifests {
         this.serialization = requireNonNull(serialization, "serialization is null");
     }
 
-    /** Labels every object of the sandbox carries, without the generation. User labels first, managed ones win. */
+    /**
+     * Labels every object of the sandbox carries, without the generation: the user's labels, except any under the
+     * reserved prefix (which only the driver sets), then the managed ones.
+     */
     Map<String, String> sandboxLabels(SandboxRef ref, Map<String, String> userLabels) {
         Map<String, String> labels = new TreeMap<>(userLabels);
+        labels.keySet().removeIf(Labels::isReserved);
         labels.put(Labels.MANAGED_BY, Labels.MANAGED_BY_VALUE);
         labels.put(Labels.GATEWAY_ID, gatewayId);
         labels.put(Labels.SANDBOX_ID, ref.id());
@@ -116,8 +121,7 @@ final class SandboxManifests {
                 .build());
         Map<String, Object> claimTemplate = new LinkedHashMap<>();
         claimTemplate.put(
-                "metadata",
-                Map.of("name", ResourceNames.WORKSPACE_VOLUME, "labels", sandboxLabels(ref, Map.of())));
+                "metadata", Map.of("name", ResourceNames.WORKSPACE_VOLUME, "labels", sandboxLabels(ref, Map.of())));
         claimTemplate.put("spec", claimSpec);
 
         Map<String, Object> sandboxSpec = new LinkedHashMap<>();
@@ -193,7 +197,8 @@ final class SandboxManifests {
         Map<String, Object> podLabelChanges = new LinkedHashMap<>(labelChanges);
         // null removes the label in a merge patch
         podLabelChanges.put(NETWORK_LABEL, networkNone(launch) ? NETWORK_NONE_VALUE : null);
-        Map<String, String> annotationChanges = Map.of(Labels.POLICY_DIGEST, launch.policy().digest());
+        Map<String, String> annotationChanges =
+                Map.of(Labels.POLICY_DIGEST, launch.policy().digest());
 
         Map<String, Object> templatePatch = new LinkedHashMap<>();
         templatePatch.put("metadata", Map.of("labels", podLabelChanges, "annotations", annotationChanges));
@@ -287,7 +292,7 @@ final class SandboxManifests {
         }
         if (!policy.dropCapabilities().isEmpty()) {
             builder.withNewCapabilities()
-                    .withDrop(List.copyOf(new java.util.TreeSet<>(policy.dropCapabilities())))
+                    .withDrop(List.copyOf(new TreeSet<>(policy.dropCapabilities())))
                     .endCapabilities();
             any = true;
         }
@@ -325,10 +330,10 @@ final class SandboxManifests {
         }
         Quantity memory = resources.getRequests().get("memory");
         Quantity cpu = resources.getRequests().get("cpu");
-        long memoryBytes = memory == null ? 0 : Quantity.getAmountInBytes(memory).longValueExact();
-        long milliCpus = cpu == null
-                ? 0
-                : cpu.getNumericalAmount().movePointRight(3).longValueExact();
+        long memoryBytes =
+                memory == null ? 0 : Quantity.getAmountInBytes(memory).longValueExact();
+        long milliCpus =
+                cpu == null ? 0 : cpu.getNumericalAmount().movePointRight(3).longValueExact();
         return new ResourceRequests(memoryBytes, milliCpus);
     }
 

@@ -79,7 +79,9 @@ final class SandboxObjects {
             if (suspended.isPresent() && "True".equals(suspended.get().get("status"))) {
                 return new Reading(SandboxState.STOPPED, "suspended");
             }
-            return new Reading(SandboxState.STOPPING, suspended.map(SandboxObjects::describe).orElse("suspending"));
+            return new Reading(
+                    SandboxState.STOPPING,
+                    suspended.map(SandboxObjects::describe).orElse("suspending"));
         }
         if (ready.isEmpty()) {
             return new Reading(SandboxState.PROVISIONING, "waiting for the Agent Sandbox controller");
@@ -89,12 +91,11 @@ final class SandboxObjects {
             return new Reading(SandboxState.RUNNING, "");
         }
         String reason = String.valueOf(condition.get("reason"));
-        SandboxState state =
-                switch (reason) {
-                    case "PodFailed", "MultiplePods" -> SandboxState.FAILED;
-                    case "PodSucceeded", "SandboxExpired" -> SandboxState.STOPPED;
-                    default -> SandboxState.PROVISIONING;
-                };
+        SandboxState state = switch (reason) {
+            case "PodFailed", "MultiplePods" -> SandboxState.FAILED;
+            case "PodSucceeded", "SandboxExpired" -> SandboxState.STOPPED;
+            default -> SandboxState.PROVISIONING;
+        };
         return new Reading(state, describe(condition));
     }
 

@@ -143,18 +143,20 @@ final class SandboxWatchLoop implements WatchSubscription {
             return;
         }
         switch (action) {
-            case ADDED, MODIFIED -> observer.apply(object).ifPresent(observation -> {
-                SandboxObservation previous = known.put(observation.ref().id(), observation);
-                if (!observation.equals(previous)) {
-                    deliver(new SandboxEvent.Snapshot(observation));
-                }
-            });
-            case DELETED -> SandboxObjects.stamps(object).ifPresent(stamps -> {
-                SandboxObservation previous = known.remove(stamps.ref().id());
-                if (previous != null) {
-                    deliver(new SandboxEvent.Deleted(previous.ref(), stamps.generation()));
-                }
-            });
+            case ADDED, MODIFIED ->
+                observer.apply(object).ifPresent(observation -> {
+                    SandboxObservation previous = known.put(observation.ref().id(), observation);
+                    if (!observation.equals(previous)) {
+                        deliver(new SandboxEvent.Snapshot(observation));
+                    }
+                });
+            case DELETED ->
+                SandboxObjects.stamps(object).ifPresent(stamps -> {
+                    SandboxObservation previous = known.remove(stamps.ref().id());
+                    if (previous != null) {
+                        deliver(new SandboxEvent.Deleted(previous.ref(), stamps.generation()));
+                    }
+                });
             case ERROR -> reconnect(new KubernetesClientException("the watch reported an error event"));
             case BOOKMARK -> {
                 // carries only a resourceVersion; nothing to deliver
@@ -173,7 +175,7 @@ final class SandboxWatchLoop implements WatchSubscription {
         closeWatch();
         try {
             resync();
-        } catch (DriverException e) {
+        } catch (RuntimeException e) { // DriverException from the API, or anything else the source threw
             reconnectAttempts++;
             Duration spent = Duration.ofNanos(System.nanoTime() - reconnectStartedNanos);
             if (spent.compareTo(reconnectBudget) >= 0) {

@@ -71,15 +71,14 @@ record ApiRequest(String verb, String apiGroup, String resource, String subresou
         String name = rest.size() >= 2 ? rest.get(1) : "";
         String subresource = rest.size() >= 3 ? rest.get(2) : "";
         boolean watch = Arrays.asList(query.split("&")).contains("watch=true");
-        String verb =
-                switch (httpVerb) {
-                    case "get" -> watch ? "watch" : name.isEmpty() ? "list" : "get";
-                    case "post" -> "create";
-                    case "put" -> "update";
-                    case "patch" -> "patch";
-                    case "delete" -> name.isEmpty() ? "deletecollection" : "delete";
-                    default -> httpVerb;
-                };
+        String verb = switch (httpVerb) {
+            case "get" -> watch ? "watch" : name.isEmpty() ? "list" : "get";
+            case "post" -> "create";
+            case "put" -> "update";
+            case "patch" -> "patch";
+            case "delete" -> name.isEmpty() ? "deletecollection" : "delete";
+            default -> httpVerb;
+        };
         return new ApiRequest(verb, group, resource, subresource, namespace, path);
     }
 }

@@ -49,8 +49,8 @@ import org.junit.jupiter.api.Test;
 @Order(Integer.MAX_VALUE)
 class DeployManifestsTest {
     private static final Path DEPLOY = Path.of(System.getProperty("sandgate.deployDir", "../deploy/kubernetes"));
-    private static final Set<String> SHARED_KITS = Set.of(
-            KubernetesV1beta1ConformanceTest.class.getName(), KubernetesV1alpha1ConformanceTest.class.getName());
+    private static final Set<String> SHARED_KITS =
+            Set.of(KubernetesV1beta1ConformanceTest.class.getName(), KubernetesV1alpha1ConformanceTest.class.getName());
     private static final Set<String> PER_WORKSPACE_KITS = Set.of(KubernetesPerWorkspaceConformanceTest.class.getName());
     /** Discovery of the Sandbox API versions, granted to every authenticated user by the system:discovery role. */
     private static final Pattern DISCOVERY = Pattern.compile("/apis/agents\\.x-k8s\\.io/v[0-9a-z]+");
@@ -79,7 +79,8 @@ class DeployManifestsTest {
     }
 
     private static <T extends HasMetadata> T only(List<HasMetadata> manifests, Class<T> type) {
-        List<T> found = manifests.stream().filter(type::isInstance).map(type::cast).toList();
+        List<T> found =
+                manifests.stream().filter(type::isInstance).map(type::cast).toList();
         assertThat(found).as("%s manifests", type.getSimpleName()).hasSize(1);
         return found.get(0);
     }
@@ -156,7 +157,8 @@ class DeployManifestsTest {
     }
 
     private static Container gatewayContainer(Deployment deployment) {
-        List<Container> containers = deployment.getSpec().getTemplate().getSpec().getContainers();
+        List<Container> containers =
+                deployment.getSpec().getTemplate().getSpec().getContainers();
         assertThat(containers).hasSize(1);
         return containers.get(0);
     }
@@ -191,16 +193,14 @@ class DeployManifestsTest {
             List<ApiRequest> requests = requestsOf(SHARED_KITS);
             assertOnlyDiscoveryOutsideResources(requests);
 
-            assertThat(requests)
-                    .filteredOn(ApiRequest::isResourceRequest)
-                    .allSatisfy(request -> {
-                        assertThat(request.namespace())
-                                .as("%s %s is inside the Role's namespace", request.verb(), request.path())
-                                .isEqualTo(role.getMetadata().getNamespace());
-                        assertThat(role.getRules())
-                                .as("a rule of the Role grants %s %s", request.verb(), request.path())
-                                .anyMatch(rule -> grants(rule, request));
-                    });
+            assertThat(requests).filteredOn(ApiRequest::isResourceRequest).allSatisfy(request -> {
+                assertThat(request.namespace())
+                        .as("%s %s is inside the Role's namespace", request.verb(), request.path())
+                        .isEqualTo(role.getMetadata().getNamespace());
+                assertThat(role.getRules())
+                        .as("a rule of the Role grants %s %s", request.verb(), request.path())
+                        .anyMatch(rule -> grants(rule, request));
+            });
         }
 
         @Test
@@ -219,7 +219,8 @@ class DeployManifestsTest {
             ServiceAccount account = only(installation, ServiceAccount.class);
             Deployment deployment = only(installation, Deployment.class);
 
-            assertThat(binding.getMetadata().getNamespace()).isEqualTo(role.getMetadata().getNamespace());
+            assertThat(binding.getMetadata().getNamespace())
+                    .isEqualTo(role.getMetadata().getNamespace());
             assertThat(binding.getRoleRef())
                     .extracting(RoleRef::getKind, RoleRef::getName)
                     .containsExactly("Role", role.getMetadata().getName());
@@ -238,7 +239,8 @@ class DeployManifestsTest {
             Properties properties = gatewayProperties(installation);
 
             assertThat(properties.getProperty("driver")).isEqualTo("kubernetes");
-            assertThat(properties.getProperty(KubernetesSettings.NAMESPACE_MODE)).isEqualTo("shared");
+            assertThat(properties.getProperty(KubernetesSettings.NAMESPACE_MODE))
+                    .isEqualTo("shared");
             assertThat(properties.getProperty(KubernetesSettings.NAMESPACE))
                     .isEqualTo(role.getMetadata().getNamespace())
                     .isEqualTo(KitCluster.SHARED_NAMESPACE);
@@ -294,7 +296,8 @@ class DeployManifestsTest {
             Properties properties = gatewayProperties(installation);
 
             assertThat(properties.getProperty("driver")).isEqualTo("kubernetes");
-            assertThat(properties.getProperty(KubernetesSettings.NAMESPACE_MODE)).isEqualTo("per-workspace");
+            assertThat(properties.getProperty(KubernetesSettings.NAMESPACE_MODE))
+                    .isEqualTo("per-workspace");
             assertThat(properties.getProperty(KubernetesSettings.NAMESPACE_PREFIX))
                     .isEqualTo(KitCluster.NAMESPACE_PREFIX);
             assertThat(properties.getProperty(KubernetesSettings.NETWORK_NONE)).isEqualTo("network-policy");
@@ -322,7 +325,9 @@ class DeployManifestsTest {
                 @SuppressWarnings("unchecked")
                 Set<String> listed = new TreeSet<>((List<String>) kustomization.get("resources"));
                 listed.remove("../base");
-                assertThat(listed).as("resources of %s/kustomization.yaml", directory).isEqualTo(files);
+                assertThat(listed)
+                        .as("resources of %s/kustomization.yaml", directory)
+                        .isEqualTo(files);
             }
         }
 

@@ -7,6 +7,10 @@ import dev.sandgate.driver.kubernetes.fakecluster.PreconditionEnforcingDispatche
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.ResourceRequests;
 import dev.sandgate.spi.SandboxSpec;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -75,10 +79,37 @@ final class KitCluster implements BeforeAllCallback, AfterAllCallback {
         if (!topLevel(context)) {
             return;
         }
-        RECORDINGS.put(
-                context.getRequiredTestClass().getName(),
-                new Recording(sharedNamespace, cluster.requestsFrom(KubernetesDriverProvider.USER_AGENT)));
+        List<ReceivedRequest> requests = cluster.requestsFrom(KubernetesDriverProvider.USER_AGENT);
+        RECORDINGS.put(context.getRequiredTestClass().getName(), new Recording(sharedNamespace, requests));
         cluster.close();
+        writeReport(context.getRequiredTestClass().getSimpleName(), requests);
+    }
+
+    /**
+     * Writes the driver's requests of the class to {@code target/kubernetes-driver-requests/<class>.tsv} (verb, API
+     * group, resource, namespace, method, path), for whoever reviews the RBAC rules.
+     */
+    private static void writeReport(String testClass, List<ReceivedRequest> requests) {
+        StringBuilder report = new StringBuilder("verb\tgroup\tresource\tnamespace\tmethod\tpath\n");
+        for (ReceivedRequest request : requests) {
+            ApiRequest parsed = ApiRequest.parse(request.method(), request.path());
+            report.append(String.join(
+                            "\t",
+                            parsed.verb(),
+                            parsed.apiGroup(),
+                            parsed.qualifiedResource(),
+                            parsed.namespace(),
+                            request.method(),
+                            request.path()))
+                    .append('\n');
+        }
+        try {
+            Path directory = Path.of("target", "kubernetes-driver-requests");
+            Files.createDirectories(directory);
+            Files.writeString(directory.resolve(testClass + ".tsv"), report);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     MockCluster cluster() {

@@ -126,7 +126,8 @@ final class KubernetesBackendProbe implements BackendProbe {
                     .inNamespace(created.getMetadata().getNamespace())
                     .withName(created.getMetadata().getName())
                     .get();
-            if (now != null && now.getMetadata().getUid().equals(created.getMetadata().getUid())) {
+            if (now != null
+                    && now.getMetadata().getUid().equals(created.getMetadata().getUid())) {
                 BackendResource resource = toResource(now);
                 if (resource.running()) {
                     return resource;
@@ -176,7 +177,8 @@ final class KubernetesBackendProbe implements BackendProbe {
         for (HasMetadata dependent : dependents) {
             resources.add(new BackendResource(
                     dependent.getKind() + " " + dependent.getMetadata().getNamespace() + "/"
-                            + dependent.getMetadata().getName() + " " + dependent.getMetadata().getUid(),
+                            + dependent.getMetadata().getName() + " "
+                            + dependent.getMetadata().getUid(),
                     false,
                     dependent.getMetadata().getLabels()));
         }
@@ -197,7 +199,10 @@ final class KubernetesBackendProbe implements BackendProbe {
                 .inAnyNamespace()
                 .withLabel(Labels.SANDBOX_ID, sandboxId)
                 .delete();
-        client.secrets().inAnyNamespace().withLabel(Labels.SANDBOX_ID, sandboxId).delete();
+        client.secrets()
+                .inAnyNamespace()
+                .withLabel(Labels.SANDBOX_ID, sandboxId)
+                .delete();
         planted.remove(sandboxId);
         markerClaimUids.remove(sandboxId);
     }
@@ -235,7 +240,8 @@ final class KubernetesBackendProbe implements BackendProbe {
         if (!toResource(sandbox).running()) {
             throw new IllegalStateException("sandbox " + ref + " is not running: nothing can write its workspace");
         }
-        String claimName = ResourceNames.workspaceClaimName(sandbox.getMetadata().getName());
+        String claimName =
+                ResourceNames.workspaceClaimName(sandbox.getMetadata().getName());
         PersistentVolumeClaim claim = client.persistentVolumeClaims()
                 .inNamespace(sandbox.getMetadata().getNamespace())
                 .withName(claimName)
@@ -273,12 +279,14 @@ final class KubernetesBackendProbe implements BackendProbe {
         if (sandbox.getMetadata().getDeletionTimestamp() != null) {
             return false;
         }
-        Map<String, Object> spec = (Map<String, Object>) sandbox.getAdditionalProperties().getOrDefault("spec", Map.of());
+        Map<String, Object> spec =
+                (Map<String, Object>) sandbox.getAdditionalProperties().getOrDefault("spec", Map.of());
         boolean desired = spec.containsKey("replicas")
                 ? ((Number) spec.get("replicas")).intValue() != 0
                 : !"Suspended".equals(spec.get("operatingMode"));
         Object status = sandbox.getAdditionalProperties().get("status");
-        if (!desired || !(status instanceof Map<?, ?> statusMap)
+        if (!desired
+                || !(status instanceof Map<?, ?> statusMap)
                 || !(statusMap.get("conditions") instanceof List<?> conditions)) {
             return false;
         }

@@ -91,8 +91,8 @@ class KubernetesComputeDriverTest {
     }
 
     private KubernetesComputeDriver driver(DriverConfig config) {
-        DriverContext context =
-                new DriverContext(gatewayId, Clock.systemUTC(), (ref, op, id) -> hook.get().beforeMutation(ref, op, id));
+        DriverContext context = new DriverContext(
+                gatewayId, Clock.systemUTC(), (ref, op, id) -> hook.get().beforeMutation(ref, op, id));
         driver = (KubernetesComputeDriver) new KubernetesDriverProvider().create(config, context);
         return driver;
     }
@@ -102,7 +102,10 @@ class KubernetesComputeDriverTest {
     }
 
     private static SandboxRef newRef(String name) {
-        return new SandboxRef(Identifiers.newSandboxId(), "team", name + "-" + Identifiers.newSandboxId().substring(0, 6));
+        return new SandboxRef(
+                Identifiers.newSandboxId(),
+                "team",
+                name + "-" + Identifiers.newSandboxId().substring(0, 6));
     }
 
     private static LaunchInput launch(long generation, StaticPolicy policy) {
@@ -172,15 +175,15 @@ class KubernetesComputeDriverTest {
 
     private List<ReceivedRequest> driverRequests(String method, String pathPart) {
         return cluster.requestsFrom(KubernetesDriverProvider.USER_AGENT).stream()
-                .filter(request -> request.method().equals(method) && request.path().contains(pathPart))
+                .filter(request ->
+                        request.method().equals(method) && request.path().contains(pathPart))
                 .toList();
     }
 
     @Test
     void theLaunchPolicyIsTheSandboxContainersSecurityContextAndLimits() {
         SandboxRef ref = newRef("hardened");
-        StaticPolicy policy = new StaticPolicy(
-                true, NetworkMode.NONE, Set.of("ALL"), true, 256L * 1024 * 1024, 500, 0);
+        StaticPolicy policy = new StaticPolicy(true, NetworkMode.NONE, Set.of("ALL"), true, 256L * 1024 * 1024, 500, 0);
 
         driver().create(ref, spec(), launch(1, policy));
 
@@ -194,9 +197,11 @@ class KubernetesComputeDriverTest {
                 .containsEntry("cpu", new Quantity("500m"));
         assertThat(podTemplateLabels(sandbox)).containsEntry(SandboxManifests.NETWORK_LABEL, "none");
         awaitRunning(ref, 1);
-        Pod pod = admin().pods().inNamespace(NAMESPACE).withName(sandbox.getMetadata().getName()).get();
-        assertThat(pod.getSpec().getContainers().get(0).getSecurityContext())
-                .isEqualTo(container.getSecurityContext());
+        Pod pod = admin().pods()
+                .inNamespace(NAMESPACE)
+                .withName(sandbox.getMetadata().getName())
+                .get();
+        assertThat(pod.getSpec().getContainers().get(0).getSecurityContext()).isEqualTo(container.getSecurityContext());
         assertThat(pod.getSpec().getAutomountServiceAccountToken()).isFalse();
         assertThat(pod.getMetadata().getLabels()).containsEntry(SandboxManifests.NETWORK_LABEL, "none");
     }
@@ -263,8 +268,8 @@ class KubernetesComputeDriverTest {
     void aPidsLimitIsUnsupportedBecauseKubernetesHasNoPerPodPidsLimit() {
         LaunchPolicy pids = LaunchPolicies.usingOnly(PolicyField.PIDS_LIMIT, 1);
 
-        DriverException refused = catchThrowableOfType(
-                DriverException.class, () -> driver().validate(spec(), new LaunchInput(1, pids)));
+        DriverException refused =
+                catchThrowableOfType(DriverException.class, () -> driver().validate(spec(), new LaunchInput(1, pids)));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.UNSUPPORTED);
         assertThat(refused.getMessage()).contains("PIDS_LIMIT");
@@ -289,11 +294,13 @@ class KubernetesComputeDriverTest {
         assertThat(sandboxContainer(sandbox).getEnvFrom())
                 .singleElement()
                 .satisfies(source -> assertThat(source.getSecretRef().getName()).isEqualTo(secretName));
-        Secret secret = admin().secrets().inNamespace(NAMESPACE).withName(secretName).get();
+        Secret secret =
+                admin().secrets().inNamespace(NAMESPACE).withName(secretName).get();
         assertThat(secret.getStringData()).containsEntry("API_TOKEN", "value-that-must-stay-secret");
         assertThat(secret.getMetadata().getOwnerReferences())
                 .singleElement()
-                .satisfies(owner -> assertThat(owner.getUid()).isEqualTo(sandbox.getMetadata().getUid()));
+                .satisfies(owner -> assertThat(owner.getUid())
+                        .isEqualTo(sandbox.getMetadata().getUid()));
         assertThat(secret.getMetadata().getLabels()).containsEntry(Labels.SANDBOX_ID, ref.id());
     }
 
@@ -328,7 +335,8 @@ class KubernetesComputeDriverTest {
                 .inNamespace(NAMESPACE)
                 .withName(claimBefore.getMetadata().getName())
                 .get();
-        assertThat(claimAfter.getMetadata().getUid()).isEqualTo(claimBefore.getMetadata().getUid());
+        assertThat(claimAfter.getMetadata().getUid())
+                .isEqualTo(claimBefore.getMetadata().getUid());
     }
 
     @Test
@@ -377,19 +385,26 @@ class KubernetesComputeDriverTest {
         awaitRunning(ref, 1);
         String name = sandboxObject(ref).getMetadata().getName();
         var sandboxes = admin().genericKubernetesResources(cluster.sandboxes()).inNamespace(NAMESPACE);
-        sandboxes.withName(name)
-                .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"finalizers\":[\"test.sandgate.dev/hold\"]}}");
+        sandboxes
+                .withName(name)
+                .patch(
+                        PatchContext.of(PatchType.JSON_MERGE),
+                        "{\"metadata\":{\"finalizers\":[\"test.sandgate.dev/hold\"]}}");
         sandboxes.withName(name).delete();
         int reads = driverRequests("GET", "/sandboxes/" + name).size();
 
-        CompletableFuture<Boolean> deleted =
-                CompletableFuture.supplyAsync(() -> driver.delete(ref, OptionalLong.empty()).deleted());
+        CompletableFuture<Boolean> deleted = CompletableFuture.supplyAsync(
+                () -> driver.delete(ref, OptionalLong.empty()).deleted());
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         while (driverRequests("GET", "/sandboxes/" + name).size() == reads) {
-            assertThat(System.nanoTime() < deadline).as("the driver waits, reading the sandbox").isTrue();
+            assertThat(System.nanoTime() < deadline)
+                    .as("the driver waits, reading the sandbox")
+                    .isTrue();
             sleepBriefly();
         }
-        assertThat(deleted).as("the delete waits while the sandbox still exists").isNotDone();
+        assertThat(deleted)
+                .as("the delete waits while the sandbox still exists")
+                .isNotDone();
         sandboxes.withName(name).patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"finalizers\":[]}}");
 
         assertThat(deleted.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS))
@@ -410,8 +425,13 @@ class KubernetesComputeDriverTest {
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.FAILED_PRECONDITION);
         assertThat(refused.mismatches()).containsExactly(new Mismatch(Mismatch.SANDBOX_ID, second.id(), first.id()));
-        assertThat(sandboxObject(first).getMetadata().getResourceVersion())
-                .isEqualTo(holder.getMetadata().getResourceVersion());
+        var after = sandboxObject(first).getMetadata();
+        assertThat(after.getUid()).isEqualTo(holder.getMetadata().getUid());
+        assertThat(after.getGeneration())
+                .as("the spec was not changed")
+                .isEqualTo(holder.getMetadata().getGeneration());
+        assertThat(after.getLabels()).isEqualTo(holder.getMetadata().getLabels());
+        assertThat(after.getAnnotations()).isEqualTo(holder.getMetadata().getAnnotations());
     }
 
     private void annotate(String name, String key, String value) {

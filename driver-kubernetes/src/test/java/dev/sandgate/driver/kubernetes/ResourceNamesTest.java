@@ -62,6 +62,7 @@ class ResourceNamesTest {
 
     @Test
     void theWorkspaceClaimIsNamedAsTheAgentSandboxControllerNamesIt() {
-        assertThat(ResourceNames.workspaceClaimName("team-notebook-1234abcd")).isEqualTo("workspace-team-notebook-1234abcd");
+        assertThat(ResourceNames.workspaceClaimName("team-notebook-1234abcd"))
+                .isEqualTo("workspace-team-notebook-1234abcd");
     }
 }

@@ -15,7 +15,16 @@ import org.junit.jupiter.api.Test;
 class SandboxObjectsTest {
     private static Map<String, Object> condition(String type, String status, String reason, long observedGeneration) {
         return Map.of(
-                "type", type, "status", status, "reason", reason, "message", "", "observedGeneration", observedGeneration);
+                "type",
+                type,
+                "status",
+                status,
+                "reason",
+                reason,
+                "message",
+                "",
+                "observedGeneration",
+                observedGeneration);
     }
 
     private static GenericKubernetesResource sandbox(
@@ -27,8 +36,8 @@ class SandboxObjectsTest {
                 .withName("s")
                 .withGeneration(generation)
                 .endMetadata()
-                .withAdditionalProperties(Map.of(
-                        "spec", version.runModeFields(running), "status", Map.of("conditions", conditions)))
+                .withAdditionalProperties(
+                        Map.of("spec", version.runModeFields(running), "status", Map.of("conditions", conditions)))
                 .build();
     }
 
@@ -80,8 +89,7 @@ class SandboxObjectsTest {
 
     @Test
     void aFailedPodIsFailed() {
-        var sandbox =
-                sandbox(SandboxApiVersion.V1BETA1, true, 2, List.of(condition("Ready", "False", "PodFailed", 2)));
+        var sandbox = sandbox(SandboxApiVersion.V1BETA1, true, 2, List.of(condition("Ready", "False", "PodFailed", 2)));
 
         assertThat(state(sandbox, SandboxApiVersion.V1BETA1)).isEqualTo(SandboxState.FAILED);
     }

@@ -58,7 +58,8 @@ class SandboxWatchLoopTest {
         return new SandboxRef(Identifiers.newSandboxId(), "team", name);
     }
 
-    private static GenericKubernetesResource sandbox(SandboxRef ref, long generation, String resourceVersion, boolean ready) {
+    private static GenericKubernetesResource sandbox(
+            SandboxRef ref, long generation, String resourceVersion, boolean ready) {
         return new GenericKubernetesResourceBuilder()
                 .withApiVersion("agents.x-k8s.io/v1beta1")
                 .withKind("Sandbox")
@@ -105,7 +106,8 @@ class SandboxWatchLoopTest {
                 .map(event -> ((SandboxEvent.Snapshot) event).observation())
                 .extracting(observation -> observation.ref(), observation -> observation.generation())
                 .containsExactlyInAnyOrder(
-                        org.assertj.core.groups.Tuple.tuple(first, 1L), org.assertj.core.groups.Tuple.tuple(second, 3L));
+                        org.assertj.core.groups.Tuple.tuple(first, 1L),
+                        org.assertj.core.groups.Tuple.tuple(second, 3L));
         assertThat(watcher.events().get(2)).isInstanceOf(SandboxEvent.Synced.class);
         assertThat(source.watchedFrom).containsExactly("42");
     }
@@ -119,8 +121,8 @@ class SandboxWatchLoopTest {
         source.forwarder.eventReceived(Watcher.Action.ADDED, sandbox(ref, 1, "10", false)); // the mock's replay
         source.forwarder.eventReceived(Watcher.Action.MODIFIED, sandbox(ref, 1, "12", true));
 
-        SandboxEvent.Snapshot running = (SandboxEvent.Snapshot) watcher.await(
-                event -> event instanceof SandboxEvent.Snapshot snapshot
+        SandboxEvent.Snapshot running =
+                (SandboxEvent.Snapshot) watcher.await(event -> event instanceof SandboxEvent.Snapshot snapshot
                         && snapshot.observation().state() == SandboxState.RUNNING);
         assertThat(running.observation().ref()).isEqualTo(ref);
         assertThat(watcher.events())
@@ -178,8 +180,8 @@ class SandboxWatchLoopTest {
 
         source.forwarder.onClose(new WatcherException("connection reset"));
 
-        assertThat(watcher.awaitError()).satisfies(error -> assertThat(error.code())
-                .isEqualTo(dev.sandgate.spi.DriverErrorCode.UNAVAILABLE));
+        assertThat(watcher.awaitError())
+                .satisfies(error -> assertThat(error.code()).isEqualTo(dev.sandgate.spi.DriverErrorCode.UNAVAILABLE));
     }
 
     @Test

@@ -13,8 +13,8 @@ import java.util.Optional;
  *
  * <p>Configuration keys: {@code podman.host} (default: {@code CONTAINER_HOST}, else {@value #DEFAULT_HOST}; a
  * rootless user's socket is {@code unix:///run/user/<uid>/podman/podman.sock}), {@code podman.ulimits} (see {@link
- * PodmanUlimits}), and {@code podman.tlsCertPath}, {@code podman.apiVersion}, {@code podman.stopGracePeriod}, {@code
- * podman.requestTimeout}, {@code podman.pullTimeout}, {@code podman.watchReconnectTimeout} as described in {@link
+ * PodmanUlimits}), and {@code podman.tls-cert-path}, {@code podman.api-version}, {@code podman.stop-grace-period}, {@code
+ * podman.request-timeout}, {@code podman.pull-timeout}, {@code podman.watch-reconnect-timeout} as described in {@link
  * dev.sandgate.driver.container.ContainerDriverSettings}.
  */
 public final class PodmanDriverProvider extends ContainerEngineProvider {
@@ -27,7 +27,7 @@ public final class PodmanDriverProvider extends ContainerEngineProvider {
 
     /** A provider that reads {@code CONTAINER_HOST} from {@code environment} instead of the process environment. */
     public PodmanDriverProvider(Map<String, String> environment) {
-        super(NAME, 10, DEFAULT_HOST, "CONTAINER_HOST", environment);
+        super(NAME, 20, DEFAULT_HOST, "CONTAINER_HOST", environment);
     }
 
     @Override

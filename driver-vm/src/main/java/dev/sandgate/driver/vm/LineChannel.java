@@ -17,6 +17,8 @@ import java.util.concurrent.TimeUnit;
  * A line-oriented client of a QEMU unix socket (QMP, a serial port), with a deadline on every read. Not thread-safe.
  */
 final class LineChannel implements AutoCloseable {
+    private static final Duration WRITE_TIMEOUT = Duration.ofSeconds(5);
+
     private final SocketChannel channel;
     private final Selector selector;
     private final ByteBuffer buffer = ByteBuffer.allocate(8192);
@@ -41,10 +43,15 @@ final class LineChannel implements AutoCloseable {
         }
     }
 
+    /** Writes {@code text}; IOException if the peer does not take it within {@link #WRITE_TIMEOUT}. */
     void write(String text) throws IOException {
         ByteBuffer bytes = ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8));
+        long deadline = System.nanoTime() + WRITE_TIMEOUT.toNanos();
         while (bytes.hasRemaining()) {
             if (channel.write(bytes) == 0) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IOException("the peer took no input within " + WRITE_TIMEOUT);
+                }
                 Thread.onSpinWait();
             }
         }

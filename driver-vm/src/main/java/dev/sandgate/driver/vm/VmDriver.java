@@ -127,9 +127,12 @@ final class VmDriver implements ComputeDriver {
             try {
                 qemu.createWorkspaceDisk(prepared.resolve(StateStore.WORKSPACE_DISK));
                 store.write(prepared, record);
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException e) {
                 StateStore.deleteTree(prepared);
-                throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
+                throw new UncheckedIOException(e);
+            } catch (RuntimeException e) {
+                StateStore.deleteTree(prepared);
+                throw e;
             }
             if (!store.commit(prepared, gatewayId, ref.id())) {
                 StateStore.deleteTree(prepared);
@@ -252,7 +255,9 @@ final class VmDriver implements ComputeDriver {
                 requireExpectedGeneration(ref, current, expectedGeneration);
                 current.liveProcess().ifPresent(process -> qemu.stop(process, false));
                 boolean removed = store.remove(gatewayId, ref.id());
-                LOG.info("deleted {}", ref);
+                if (removed) {
+                    LOG.info("deleted {}", ref);
+                }
                 return new DeleteResult(removed);
             });
         });

@@ -180,6 +180,9 @@ record VmSettings(
         if (!Files.isExecutable(qemu)) {
             problems.add(QEMU + ": no executable " + qemu + " (install qemu-system-x86)");
         }
+        if (!Files.isExecutable(executable("setsid"))) {
+            problems.add("no setsid on PATH (install util-linux): QEMU runs in a session of its own");
+        }
         if (!Files.isExecutable(mkfs)) {
             problems.add(MKFS + ": no executable " + mkfs + " (install e2fsprogs)");
         }

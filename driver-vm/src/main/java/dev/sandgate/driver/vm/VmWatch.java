@@ -2,6 +2,7 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.SandboxEvent;
 import dev.sandgate.spi.SandboxObservation;
@@ -124,8 +125,7 @@ final class VmWatch implements WatchSubscription {
             fail(e);
         } catch (RuntimeException e) {
             LOG.error("the VM watch failed", e);
-            fail(new DriverException(
-                    dev.sandgate.spi.DriverErrorCode.INTERNAL, "the VM watch failed: " + e.getMessage(), e));
+            fail(new DriverException(DriverErrorCode.INTERNAL, "the VM watch failed: " + e.getMessage(), e));
         }
     }
 

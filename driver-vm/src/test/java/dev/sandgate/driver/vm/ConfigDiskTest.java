@@ -31,7 +31,7 @@ class ConfigDiskTest {
     private static final SandboxSpec SPEC = new SandboxSpec(
             "default",
             List.of("sh", "-c"),
-            List.of("echo 'it''s' \"$GREETING\""),
+            List.of("echo \"it's\" \"$GREETING\""),
             Map.of("GREETING", "hello 'world'\nsecond line", "EMPTY", ""),
             Map.of(),
             ResourceRequests.NONE);
@@ -53,7 +53,8 @@ class ConfigDiskTest {
         for (var file : ConfigDisk.files(REF, SPEC, LAUNCH).entrySet()) {
             assertThat(extracted.resolve(file.getKey())).hasBinaryContent(file.getValue());
         }
-        assertThat(extracted.resolve("policy.json")).hasBinaryContent(LAUNCH.policy().canonicalDocument());
+        assertThat(extracted.resolve("policy.json"))
+                .hasBinaryContent(LAUNCH.policy().canonicalDocument());
     }
 
     @Test
@@ -71,8 +72,7 @@ class ConfigDiskTest {
                 ". " + launch + "; echo \"$SANDGATE_GENERATION $SANDGATE_POLICY_DIGEST $SANDGATE_NETWORK\"; . "
                         + environment + "; printf '[%s]' \"$EMPTY\"; . " + command);
 
-        assertThat(output)
-                .isEqualTo("3 " + LAUNCH.policy().digest() + " none\n[]it's hello 'world'\nsecond line\n");
+        assertThat(output).isEqualTo("3 " + LAUNCH.policy().digest() + " none\n[]it's hello 'world'\nsecond line\n");
     }
 
     @Test
@@ -105,18 +105,21 @@ class ConfigDiskTest {
 
     @Test
     void aNulCharacterInTheEnvironmentIsRefused() {
-        var spec = new SandboxSpec("default", List.of(), List.of(), Map.of("BAD", "a\0b"), Map.of(), ResourceRequests.NONE);
+        var spec = new SandboxSpec(
+                "default", List.of(), List.of(), Map.of("BAD", "a\0b"), Map.of(), ResourceRequests.NONE);
 
         assertThatThrownBy(() -> ConfigDisk.validate(spec))
-                .isInstanceOfSatisfying(DriverException.class, e -> assertThat(e.code())
-                        .isEqualTo(DriverErrorCode.INVALID_ARGUMENT))
+                .isInstanceOfSatisfying(
+                        DriverException.class, e -> assertThat(e.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT))
                 .hasMessageStartingWith("spec.environment[BAD]");
     }
 
     private static String run(String... command) throws Exception {
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
         String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(process.waitFor()).as("exit status of %s: %s", List.of(command), output).isZero();
+        assertThat(process.waitFor())
+                .as("exit status of %s: %s", List.of(command), output)
+                .isZero();
         return output;
     }
 }

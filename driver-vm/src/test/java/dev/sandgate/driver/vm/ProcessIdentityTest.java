@@ -17,7 +17,8 @@ class ProcessIdentityTest {
     void theSamePidWithAnotherStartTimeIsAnotherProcess() {
         ProcessIdentity self = ProcessIdentity.of(ProcessHandle.current().pid()).orElseThrow();
 
-        assertThat(new ProcessIdentity(self.pid(), self.startTicks() + 1).alive()).isFalse();
+        assertThat(new ProcessIdentity(self.pid(), self.startTicks() + 1).alive())
+                .isFalse();
     }
 
     @Test

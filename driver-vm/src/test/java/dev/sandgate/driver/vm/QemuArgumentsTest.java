@@ -43,7 +43,8 @@ class QemuArgumentsTest {
 
     @Test
     void theMemoryLimitIsTheGuestMemory() {
-        assertThat(value(arguments(policy(NetworkMode.NONE, 200L << 20, 0)), "-m")).isEqualTo("200M");
+        assertThat(value(arguments(policy(NetworkMode.NONE, 200L << 20, 0)), "-m"))
+                .isEqualTo("200M");
         assertThat(value(arguments(policy(NetworkMode.NONE, 0, 0)), "-m")).isEqualTo("384M");
     }
 
@@ -57,7 +58,8 @@ class QemuArgumentsTest {
 
     @Test
     void theKernelCommandLineCarriesTheLaunchInput() {
-        LaunchInput launch = new LaunchInput(5, LaunchPolicies.of(2, policy(NetworkMode.NONE, 0, 0), DynamicPolicy.EMPTY));
+        LaunchInput launch =
+                new LaunchInput(5, LaunchPolicies.of(2, policy(NetworkMode.NONE, 0, 0), DynamicPolicy.EMPTY));
 
         String append = value(QEMU.arguments(IMAGE, REF, launch), "-append");
 
@@ -71,7 +73,8 @@ class QemuArgumentsTest {
     @Test
     void theConfigAndRootDisksAreReadOnlyAndTheWorkspaceIsNot() {
         var image = new VmImage(Path.of("/i/vmlinuz"), Path.of("/i/initrd.gz"), Optional.of(Path.of("/i/root,1.img")));
-        LaunchInput launch = new LaunchInput(1, LaunchPolicies.of(1, policy(NetworkMode.NONE, 0, 0), DynamicPolicy.EMPTY));
+        LaunchInput launch =
+                new LaunchInput(1, LaunchPolicies.of(1, policy(NetworkMode.NONE, 0, 0), DynamicPolicy.EMPTY));
 
         List<String> args = QEMU.arguments(image, REF, launch);
 

@@ -38,10 +38,9 @@ import java.util.stream.Stream;
  *
  * <p>It reads records as plain properties and checks processes in {@code /proc} itself, so that what the driver wrote
  * is checked independently. It plants with the driver's own building blocks ({@link VmRecord}, {@link StateStore},
- * {@link Qemu}), so that a planted VM is stamped exactly as the driver would stamp it; planted VMs start paused
- * ({@code -S}): real QEMU processes with sockets, disks and records whose vCPUs never run, so that the kit's boot
- * count stays the driver's own. Workspace markers go through the guest's serial console, as a program in the guest
- * would write them.
+ * {@link Qemu}), so that a planted VM is stamped and launched exactly as the driver would do it; it boots for real
+ * (the probe returns without waiting for the guest). Workspace markers go through the guest's serial console, as a
+ * program in the guest would write them.
  *
  * <p>Leaks are looked for in processes too: a QEMU process named for a sandbox whose working directory lies under the
  * root but is no sandbox directory any more (a deleted one) is reported as a resource of that sandbox.
@@ -80,9 +79,7 @@ final class VmBackendProbe implements BackendProbe {
                     1, LaunchPolicy.digestOf(document), document, StaticPolicy.DEFAULT, DynamicPolicy.EMPTY);
             var launch = new LaunchInput(1, guestPolicy);
             ConfigDisk.write(directory.resolve(StateStore.CONFIG_DISK), ref, spec, launch);
-            var arguments = new ArrayList<>(qemu.arguments(settings.image(spec.image()), ref, launch));
-            arguments.add("-S");
-            ProcessIdentity process = qemu.launch(directory, arguments);
+            ProcessIdentity process = qemu.launch(directory, qemu.arguments(settings.image(spec.image()), ref, launch));
             var record = new VmRecord(
                     UUID.randomUUID().toString(),
                     VmRecord.stamps(spec.labels(), gatewayId, ref, 1, policyDigest),
@@ -176,7 +173,7 @@ final class VmBackendProbe implements BackendProbe {
     // ---- the guest console
 
     /** Runs {@code command} in the shell on the guest's serial console; returns its output lines. */
-    private List<String> console(SandboxRef ref, String command) {
+    List<String> console(SandboxRef ref, String command) {
         Stored stored = storedSandboxes().stream()
                 .filter(candidate -> ref.id().equals(candidate.stamps().get(Labels.SANDBOX_ID)))
                 .filter(candidate ->

@@ -44,10 +44,14 @@ class VmRecordTest {
     @Test
     void managedStampsWinOverUserLabelsThatSpoofThem() {
         Map<String, String> spoofing = Map.of(
-                Labels.SANDBOX_ID, "11111111-1111-1111-1111-111111111111",
-                Labels.GATEWAY_ID, "other",
-                Labels.GENERATION, "99",
-                "team", "blue");
+                Labels.SANDBOX_ID,
+                "11111111-1111-1111-1111-111111111111",
+                Labels.GATEWAY_ID,
+                "other",
+                Labels.GENERATION,
+                "99",
+                "team",
+                "blue");
 
         Map<String, String> stamps = VmRecord.stamps(spoofing, "gw-1", REF, 1, DIGEST);
 

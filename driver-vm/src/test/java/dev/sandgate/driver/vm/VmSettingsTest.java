@@ -41,7 +41,9 @@ class VmSettingsTest {
                 .containsEntry(
                         "big",
                         new VmImage(
-                                Path.of("/big/vmlinuz"), Path.of("/big/initrd.gz"), Optional.of(Path.of("/big/root.img"))));
+                                Path.of("/big/vmlinuz"),
+                                Path.of("/big/initrd.gz"),
+                                Optional.of(Path.of("/big/root.img"))));
     }
 
     @Test
@@ -49,8 +51,8 @@ class VmSettingsTest {
         VmSettings settings = VmSettings.from(IMAGE);
 
         assertThatThrownBy(() -> settings.image("ubuntu"))
-                .isInstanceOfSatisfying(DriverException.class, e -> assertThat(e.code())
-                        .isEqualTo(DriverErrorCode.INVALID_ARGUMENT))
+                .isInstanceOfSatisfying(
+                        DriverException.class, e -> assertThat(e.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT))
                 .hasMessageStartingWith("spec.image:")
                 .hasMessageContaining("[default]");
     }
@@ -72,9 +74,12 @@ class VmSettingsTest {
 
     @Test
     void sizesTakeBinarySuffixes() {
-        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "2g"), "k", "0")).isEqualTo(2L << 30);
-        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "512M"), "k", "0")).isEqualTo(512L << 20);
-        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "4096"), "k", "0")).isEqualTo(4096);
+        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "2g"), "k", "0"))
+                .isEqualTo(2L << 30);
+        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "512M"), "k", "0"))
+                .isEqualTo(512L << 20);
+        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "4096"), "k", "0"))
+                .isEqualTo(4096);
     }
 
     @Test
@@ -82,14 +87,15 @@ class VmSettingsTest {
         VmSettings settings = VmSettings.from(IMAGE.with("vm.qemu", "/nonexistent/qemu"));
 
         assertThat(settings.problems())
-                .anySatisfy(problem -> assertThat(problem).startsWith("vm.qemu:").contains("/nonexistent/qemu"))
+                .anySatisfy(
+                        problem -> assertThat(problem).startsWith("vm.qemu:").contains("/nonexistent/qemu"))
                 .anySatisfy(problem -> assertThat(problem).contains("kernel /images/vmlinuz"));
     }
 
     private static void assertInvalid(DriverConfig config, String messageStart) {
         assertThatThrownBy(() -> VmSettings.from(config))
-                .isInstanceOfSatisfying(DriverException.class, e -> assertThat(e.code())
-                        .isEqualTo(DriverErrorCode.INVALID_ARGUMENT))
+                .isInstanceOfSatisfying(
+                        DriverException.class, e -> assertThat(e.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT))
                 .hasMessageStartingWith(messageStart);
     }
 }

@@ -1,7 +1,10 @@
 package dev.sandgate.driver.vm;
 
+import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.DriverConfig;
 import java.nio.file.Path;
+import org.assertj.core.api.Assertions;
+import org.junit.jupiter.api.Assumptions;
 
 /**
  * Where the tests find the VM test image that scripts/images/vm/build.sh builds: {@code $SANDGATE_VM_IMAGE_DIR}
@@ -19,11 +22,25 @@ final class VmTestImage {
                 : Path.of(System.getProperty("user.home"), ".cache", "sandgate", "vm", "image");
     }
 
+    /** Skips the calling test class with the reason, or fails it under CI ({@code sandgate.requireEngines=true}). */
+    static void requireAvailable(DriverConfig config) {
+        Availability availability = new VmDriverProvider().availability(config);
+        if (!availability.available()) {
+            String message = "the VM driver is not available here: " + availability.reason();
+            if (Boolean.getBoolean("sandgate.requireEngines")) {
+                Assertions.fail(message + " (sandgate.requireEngines=true: a missing backend is a failure)");
+            }
+            Assumptions.abort(message);
+        }
+    }
+
     /** The driver's settings for tests: the test image as {@value #IMAGE}, state under {@code stateDirectory}. */
     static DriverConfig config(Path stateDirectory) {
         return DriverConfig.EMPTY
                 .with(VmSettings.STATE_DIRECTORY, stateDirectory.toString())
-                .with(VmSettings.KERNEL, directory().resolve("vmlinuz").toString())
-                .with(VmSettings.INITRAMFS, directory().resolve("initramfs.gz").toString());
+                .with(VmSettings.KERNEL, directory().resolve("kernel").toString())
+                .with(
+                        VmSettings.INITRAMFS,
+                        directory().resolve("initramfs.cpio").toString());
     }
 }

@@ -142,6 +142,11 @@ public final class Lifecycle implements AutoCloseable {
         return hub;
     }
 
+    /** How many sandboxes have a lock entry now; zero when no operation runs or waits. */
+    public int lockEntries() {
+        return locks.size();
+    }
+
     /** Runtime resources stamped with this gateway's id for which the store has no record (found at start-up). */
     public List<SandboxObservation> unmanagedResources() {
         return List.copyOf(unmanaged);

@@ -7,6 +7,8 @@ import com.google.gson.stream.MalformedJsonException;
 import java.io.IOException;
 import java.io.StringReader;
 import java.math.BigDecimal;
+import java.math.MathContext;
+import java.math.RoundingMode;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -205,7 +207,7 @@ public final class JsonCanonicalizer {
         if (value < 0) {
             return "-" + formatNumber(-value);
         }
-        BigDecimal decimal = new BigDecimal(Double.toString(value)).stripTrailingZeros();
+        BigDecimal decimal = shortestDecimal(value);
         String digits = decimal.unscaledValue().toString();
         int k = digits.length();
         int n = k - decimal.scale();
@@ -225,6 +227,30 @@ public final class JsonCanonicalizer {
             out.append('e').append(exponent < 0 ? '-' : '+').append(Math.abs(exponent));
         }
         return out.toString();
+    }
+
+    /**
+     * The shortest decimal that rounds to {@code value}, closest to it among those of that length. {@link
+     * Double#toString} (JDK 19+) gives exactly that, except that it never renders fewer than two digits: when a
+     * single digit suffices (5e-324, say) it picks the closest two-digit decimal (4.9e-324), so the one-digit
+     * candidates are tried here.
+     */
+    private static BigDecimal shortestDecimal(double value) {
+        BigDecimal decimal = new BigDecimal(Double.toString(value)).stripTrailingZeros();
+        if (decimal.precision() != 2) {
+            return decimal;
+        }
+        BigDecimal exact = new BigDecimal(value);
+        BigDecimal best = null;
+        for (RoundingMode mode : new RoundingMode[] {RoundingMode.FLOOR, RoundingMode.CEILING}) {
+            BigDecimal candidate = decimal.round(new MathContext(1, mode));
+            if (Double.parseDouble(candidate.toString()) == value
+                    && (best == null
+                            || candidate.subtract(exact).abs().compareTo(best.subtract(exact).abs()) < 0)) {
+                best = candidate;
+            }
+        }
+        return best == null ? decimal : best.stripTrailingZeros();
     }
 
     private static String firstLine(String message) {

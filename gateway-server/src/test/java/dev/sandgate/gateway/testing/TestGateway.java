@@ -42,38 +42,55 @@ public final class TestGateway implements AutoCloseable {
     private final Transport transport;
     private final DriverCapabilities capabilities;
     private final List<String> extraArgs;
+    private final boolean referenceDriver;
     private FakeDriver driver;
     private Gateway gateway;
     private GatewayServer server;
     private ManagedChannel channel;
 
     private TestGateway(
-            Path root, Transport transport, DriverCapabilities capabilities, List<String> extraArgs) {
+            Path root,
+            Transport transport,
+            DriverCapabilities capabilities,
+            List<String> extraArgs,
+            boolean referenceDriver) {
         this.dataDir = root.resolve("data");
         this.backendDir = root.resolve("backend");
         this.transport = transport;
         this.capabilities = capabilities;
         this.extraArgs = List.copyOf(extraArgs);
+        this.referenceDriver = referenceDriver;
         open();
     }
 
     public static TestGateway start(Path root, Transport transport) {
-        return new TestGateway(root, transport, FakeDriver.allCapabilities(), List.of());
+        return new TestGateway(root, transport, FakeDriver.allCapabilities(), List.of(), false);
     }
 
     public static TestGateway start(
             Path root, Transport transport, DriverCapabilities capabilities, String... extraArgs) {
-        return new TestGateway(root, transport, capabilities, List.of(extraArgs));
+        return new TestGateway(root, transport, capabilities, List.of(extraArgs), false);
+    }
+
+    /** A gateway on the reference driver (selected through ServiceLoader, as in production) over a directory. */
+    public static TestGateway startOnReferenceDriver(Path root, Transport transport) {
+        return new TestGateway(root, transport, FakeDriver.allCapabilities(), List.of(), true);
     }
 
     private void open() {
         List<String> args = new ArrayList<>(List.of("--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0"));
         args.addAll(extraArgs);
-        GatewayConfig config = GatewayConfig.load(args.toArray(String[]::new), Map.of());
-        gateway = Gateway.open(config, Clock.systemUTC(), (gatewayId, clock) -> {
-            driver = new FakeDriver(backendDir, gatewayId, capabilities);
-            return new Gateway.NamedDriver(FakeDriverProvider.NAME, driver);
-        });
+        if (referenceDriver) {
+            args.addAll(List.of(
+                    "--driver", "reference", "--driver-property", "reference.directory=" + backendDir));
+            gateway = Gateway.open(GatewayConfig.load(args.toArray(String[]::new), Map.of()));
+        } else {
+            GatewayConfig config = GatewayConfig.load(args.toArray(String[]::new), Map.of());
+            gateway = Gateway.open(config, Clock.systemUTC(), (gatewayId, clock) -> {
+                driver = new FakeDriver(backendDir, gatewayId, capabilities);
+                return new Gateway.NamedDriver(FakeDriverProvider.NAME, driver);
+            });
+        }
         switch (transport) {
             case IN_PROCESS -> {
                 String name = "sandgate-test-" + UUID.randomUUID();
@@ -99,7 +116,11 @@ public final class TestGateway implements AutoCloseable {
         return channel;
     }
 
+    /** The fake driver (not available on the reference driver). */
     public FakeDriver driver() {
+        if (referenceDriver) {
+            throw new IllegalStateException("this gateway runs the reference driver");
+        }
         return driver;
     }
 

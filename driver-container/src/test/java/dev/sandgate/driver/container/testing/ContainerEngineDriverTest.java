@@ -141,7 +141,7 @@ public abstract class ContainerEngineDriverTest {
 
     @Test
     void aProcessIgnoringSigtermIsKilledWhenTheConfiguredGracePeriodEnds() {
-        ComputeDriver impatient = extraDriver(config().with(provider().name() + ".stopGracePeriod", "1s"));
+        ComputeDriver impatient = extraDriver(config().with(provider().name() + ".stop-grace-period", "1s"));
         SandboxRef ref = newRef("stubborn");
         created.add(ref);
         impatient.create(
@@ -306,6 +306,25 @@ public abstract class ContainerEngineDriverTest {
         assertThat(relaunched).isNotEqualTo(first);
         assertThat(inspect(relaunched).getName()).endsWith("-g1-2");
         assertThat(driver.get(ref).state()).isEqualTo(SandboxState.RUNNING);
+    }
+
+    @Test
+    void aCreateRetriedAfterItsContainerWasCreatedButNeverStartedStartsIt() {
+        SandboxRef ref = newRef("half-created");
+        created.add(ref);
+        LaunchInput launch = launch(1, StaticPolicy.DEFAULT);
+        BackendResource leftOver =
+                probe.plantCreated(ref, gatewayId, launch.policy().digest());
+        assertThat(leftOver.running()).isFalse();
+
+        var result = driver.create(ref, spec(TestEngine.SLEEP_FOREVER), launch);
+
+        assertThat(result.created()).isFalse();
+        assertThat(result.observation().state()).isEqualTo(SandboxState.RUNNING);
+        assertThat(probe.resources(ref.id())).singleElement().satisfies(resource -> {
+            assertThat(resource.backendId()).isEqualTo(leftOver.backendId());
+            assertThat(resource.running()).isTrue();
+        });
     }
 
     @Test

@@ -61,6 +61,18 @@ public final class DockerJavaBackendProbe implements BackendProbe {
 
     @Override
     public BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest) {
+        return plant(ref, gatewayId, policyDigest, true);
+    }
+
+    /**
+     * Like {@link #plant}, but leaves the container created and not started: what a driver that stopped between
+     * creating and starting a container leaves behind.
+     */
+    public BackendResource plantCreated(SandboxRef ref, String gatewayId, String policyDigest) {
+        return plant(ref, gatewayId, policyDigest, false);
+    }
+
+    private BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest, boolean start) {
         String volume = "sandgate-" + ref.id() + "-workspace";
         Map<String, String> identity = new LinkedHashMap<>();
         identity.put(Labels.MANAGED_BY, Labels.MANAGED_BY_VALUE);
@@ -90,7 +102,9 @@ public final class DockerJavaBackendProbe implements BackendProbe {
                 .exec()
                 .getId();
         plantedContainers.add(id);
-        client.startContainerCmd(id).exec();
+        if (start) {
+            client.startContainerCmd(id).exec();
+        }
         return toResource(client.inspectContainerCmd(id).exec());
     }
 

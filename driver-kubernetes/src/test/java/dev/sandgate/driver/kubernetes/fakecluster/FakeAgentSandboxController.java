@@ -153,8 +153,10 @@ public final class FakeAgentSandboxController implements AutoCloseable {
     private boolean reconcile(String key) {
         String namespace = key.substring(0, key.indexOf('/'));
         String name = key.substring(key.indexOf('/') + 1);
-        GenericKubernetesResource sandbox =
-                client.genericKubernetesResources(sandboxes).inNamespace(namespace).withName(name).get();
+        GenericKubernetesResource sandbox = client.genericKubernetesResources(sandboxes)
+                .inNamespace(namespace)
+                .withName(name)
+                .get();
         if (sandbox == null) {
             String uid = uidsByKey.remove(key);
             if (uid != null) {
@@ -182,7 +184,9 @@ public final class FakeAgentSandboxController implements AutoCloseable {
                 client.genericKubernetesResources(sandboxes)
                         .inNamespace(namespace)
                         .withName(name)
-                        .patch(PatchContext.of(PatchType.JSON_MERGE), serialization().asJson(patch));
+                        .patch(
+                                PatchContext.of(PatchType.JSON_MERGE),
+                                serialization().asJson(patch));
             }
             return false;
         }
@@ -191,16 +195,28 @@ public final class FakeAgentSandboxController implements AutoCloseable {
         List<Map<String, Object>> conditions = conditions(sandbox);
         boolean again = false;
         if (claimProblem.isPresent()) {
-            setCondition(conditions, "Ready", "False", "ReconcilerError", "Error seen: " + claimProblem.get(), generation);
+            setCondition(
+                    conditions, "Ready", "False", "ReconcilerError", "Error seen: " + claimProblem.get(), generation);
         } else if (running(sandbox)) {
             Pod pod = client.pods().inNamespace(namespace).withName(name).get();
             if (pod == null) {
                 client.pods().inNamespace(namespace).resource(pod(sandbox)).create();
                 setCondition(
-                        conditions, "Ready", "False", "DependenciesNotReady", "Pod exists with phase: Pending", generation);
+                        conditions,
+                        "Ready",
+                        "False",
+                        "DependenciesNotReady",
+                        "Pod exists with phase: Pending",
+                        generation);
                 again = true; // the fake kubelet reports it ready in the next round
             } else if (!ownedBy(pod, uid)) {
-                setCondition(conditions, "Ready", "False", "ReconcilerError", "Pod is not owned by this Sandbox", generation);
+                setCondition(
+                        conditions,
+                        "Ready",
+                        "False",
+                        "ReconcilerError",
+                        "Pod is not owned by this Sandbox",
+                        generation);
                 again = true;
             } else {
                 setCondition(conditions, "Ready", "True", "DependenciesReady", "Pod is Ready", generation);
@@ -244,7 +260,8 @@ public final class FakeAgentSandboxController implements AutoCloseable {
         for (Object item : list) {
             Map<String, Object> template = map(item);
             Map<String, Object> metadata = map(template.get("metadata"));
-            String claimName = metadata.get("name") + "-" + sandbox.getMetadata().getName();
+            String claimName =
+                    metadata.get("name") + "-" + sandbox.getMetadata().getName();
             PersistentVolumeClaim existing = client.persistentVolumeClaims()
                     .inNamespace(namespace)
                     .withName(claimName)
@@ -264,7 +281,8 @@ public final class FakeAgentSandboxController implements AutoCloseable {
                             .withLabels(stringMap(metadata.get("labels")))
                             .withOwnerReferences(ownerReference(sandbox))
                             .endMetadata()
-                            .withSpec(serialization().convertValue(template.get("spec"), PersistentVolumeClaimSpec.class))
+                            .withSpec(
+                                    serialization().convertValue(template.get("spec"), PersistentVolumeClaimSpec.class))
                             .withNewStatus()
                             .withPhase("Bound")
                             .endStatus()
@@ -283,11 +301,13 @@ public final class FakeAgentSandboxController implements AutoCloseable {
                 new ArrayList<>(podSpec.getVolumes() == null ? List.of() : podSpec.getVolumes());
         if (spec.get("volumeClaimTemplates") instanceof List<?> claims) {
             for (Object item : claims) {
-                String templateName = String.valueOf(map(map(item).get("metadata")).get("name"));
+                String templateName =
+                        String.valueOf(map(map(item).get("metadata")).get("name"));
                 volumes.add(new VolumeBuilder()
                         .withName(templateName)
                         .withNewPersistentVolumeClaim()
-                        .withClaimName(templateName + "-" + sandbox.getMetadata().getName())
+                        .withClaimName(
+                                templateName + "-" + sandbox.getMetadata().getName())
                         .endPersistentVolumeClaim()
                         .build());
             }
@@ -334,7 +354,8 @@ public final class FakeAgentSandboxController implements AutoCloseable {
     private void deleteDependents(String namespace, String ownerUid) {
         List<HasMetadata> dependents = new ArrayList<>();
         dependents.addAll(client.pods().inNamespace(namespace).list().getItems());
-        dependents.addAll(client.persistentVolumeClaims().inNamespace(namespace).list().getItems());
+        dependents.addAll(
+                client.persistentVolumeClaims().inNamespace(namespace).list().getItems());
         dependents.addAll(client.secrets().inNamespace(namespace).list().getItems());
         for (HasMetadata dependent : dependents) {
             if (ownedBy(dependent, ownerUid)) {
@@ -372,7 +393,8 @@ public final class FakeAgentSandboxController implements AutoCloseable {
                 });
         if (!status.equals(condition.get("status"))) {
             condition.put(
-                    "lastTransitionTime", Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
+                    "lastTransitionTime",
+                    Instant.now().truncatedTo(ChronoUnit.SECONDS).toString());
         }
         condition.put("status", status);
         condition.put("reason", reason);
@@ -381,7 +403,8 @@ public final class FakeAgentSandboxController implements AutoCloseable {
     }
 
     private void writeStatus(GenericKubernetesResource sandbox, List<Map<String, Object>> conditions) {
-        Map<String, Object> status = new LinkedHashMap<>(map(sandbox.getAdditionalProperties().get("status")));
+        Map<String, Object> status =
+                new LinkedHashMap<>(map(sandbox.getAdditionalProperties().get("status")));
         status.put("conditions", conditions);
         if (v1alpha1) {
             status.put("replicas", running(sandbox) ? 1 : 0);

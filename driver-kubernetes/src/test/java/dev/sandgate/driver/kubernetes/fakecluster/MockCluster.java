@@ -55,8 +55,7 @@ public final class MockCluster implements AutoCloseable {
                         .build())
                 .toList();
         this.dispatcher = new PreconditionEnforcingDispatcher(contexts);
-        this.server = new KubernetesMockServer(
-                mockContext(), new MockWebServer(), new HashMap<>(), dispatcher, false);
+        this.server = new KubernetesMockServer(mockContext(), new MockWebServer(), new HashMap<>(), dispatcher, false);
         server.init(InetAddress.getLoopbackAddress(), 0);
         this.sandboxes = sandboxContext(activeVersion);
         this.admin = client(ADMIN_USER_AGENT);

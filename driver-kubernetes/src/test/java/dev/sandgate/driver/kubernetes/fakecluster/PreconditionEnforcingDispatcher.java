@@ -224,8 +224,8 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
                 return conflict(
                         object,
                         path,
-                        "Precondition failed: UID in precondition: " + preconditions.getUid()
-                                + ", UID in object meta: " + uid);
+                        "Precondition failed: UID in precondition: " + preconditions.getUid() + ", UID in object meta: "
+                                + uid);
             }
             if (preconditions.getResourceVersion() != null
                     && !preconditions.getResourceVersion().equals(resourceVersion)) {
@@ -252,8 +252,8 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
     private MockResponse update(RecordedRequest request) {
         String path = withoutQuery(request.getPath());
         if (path.endsWith("/status")) {
-            GenericKubernetesResource update =
-                    Serialization.unmarshal(new String(request.getBody().getBytes(), UTF_8), GenericKubernetesResource.class);
+            GenericKubernetesResource update = Serialization.unmarshal(
+                    new String(request.getBody().getBytes(), UTF_8), GenericKubernetesResource.class);
             String objectPath = path.substring(0, path.length() - "/status".length());
             Optional<GenericKubernetesResource> current = stored(objectPath);
             String basedOn = update == null || update.getMetadata() == null
@@ -293,7 +293,8 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
         if (current.isEmpty()) {
             return super.dispatch(request);
         }
-        Map<String, Object> patch = Serialization.unmarshal(new String(request.getBody().getBytes(), UTF_8), Map.class);
+        Map<String, Object> patch =
+                Serialization.unmarshal(new String(request.getBody().getBytes(), UTF_8), Map.class);
         Map<String, Object> target = Serialization.unmarshal(Serialization.asJson(current.get()), Map.class);
         Object merged = merge(target, patch);
         return update(synthetic(HttpMethod.PUT, path, merged));
@@ -374,7 +375,8 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
             return Optional.empty();
         }
         List<CustomResourceDefinitionContext> resources = served.stream()
-                .filter(context -> context.getGroup().equals(group) && context.getVersion().equals(version))
+                .filter(context ->
+                        context.getGroup().equals(group) && context.getVersion().equals(version))
                 .toList();
         if (resources.isEmpty()) {
             Status notFound = new StatusBuilder()

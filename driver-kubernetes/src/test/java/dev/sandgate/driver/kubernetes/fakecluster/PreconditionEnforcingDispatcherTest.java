@@ -128,8 +128,7 @@ class PreconditionEnforcingDispatcherTest {
         ConfigMap stored = createConfigMap("wrong-uid");
 
         KubernetesClientException refused = deleteExpectingFailure(
-                configMapPath("wrong-uid"),
-                preconditions("00000000-0000-0000-0000-000000000000", null));
+                configMapPath("wrong-uid"), preconditions("00000000-0000-0000-0000-000000000000", null));
 
         assertThat(refused.getCode()).isEqualTo(409);
         assertThat(refused.getStatus().getReason()).isEqualTo("Conflict");
@@ -140,7 +139,8 @@ class PreconditionEnforcingDispatcherTest {
         assertThat(refused.getStatus().getDetails().getKind()).isEqualTo("configmaps");
         ConfigMap survivor = client.configMaps().withName("wrong-uid").get();
         assertThat(survivor).isNotNull();
-        assertThat(survivor.getMetadata().getUid()).isEqualTo(stored.getMetadata().getUid());
+        assertThat(survivor.getMetadata().getUid())
+                .isEqualTo(stored.getMetadata().getUid());
     }
 
     @Test
@@ -148,7 +148,8 @@ class PreconditionEnforcingDispatcherTest {
         ConfigMap stored = createConfigMap("stale-version");
         ConfigMap changed = client.configMaps()
                 .withName("stale-version")
-                .edit(map -> new ConfigMapBuilder(map).addToData("key", "changed").build());
+                .edit(map ->
+                        new ConfigMapBuilder(map).addToData("key", "changed").build());
         assertThat(changed.getMetadata().getResourceVersion())
                 .isNotEqualTo(stored.getMetadata().getResourceVersion());
 
@@ -168,16 +169,18 @@ class PreconditionEnforcingDispatcherTest {
     @Test
     void fabric8LockedResourceVersionDeleteOfAStaleVersionIsAConflict() {
         ConfigMap stored = createConfigMap("locked");
-        client.configMaps().withName("locked").edit(map -> new ConfigMapBuilder(map)
-                .addToData("key", "changed")
-                .build());
+        client.configMaps()
+                .withName("locked")
+                .edit(map ->
+                        new ConfigMapBuilder(map).addToData("key", "changed").build());
 
         assertThatThrownBy(() -> client.configMaps()
                         .withName("locked")
                         .lockResourceVersion(stored.getMetadata().getResourceVersion())
                         .delete())
                 .isInstanceOfSatisfying(
-                        KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(409));
+                        KubernetesClientException.class,
+                        e -> assertThat(e.getCode()).isEqualTo(409));
         assertThat(client.configMaps().withName("locked").get()).isNotNull();
     }
 
@@ -199,8 +202,7 @@ class PreconditionEnforcingDispatcherTest {
         GenericKubernetesResource stored = createSandbox("custom");
 
         KubernetesClientException refused = deleteExpectingFailure(
-                sandboxPath("custom"),
-                preconditions("11111111-1111-1111-1111-111111111111", null));
+                sandboxPath("custom"), preconditions("11111111-1111-1111-1111-111111111111", null));
 
         assertThat(refused.getCode()).isEqualTo(409);
         assertThat(refused.getStatus().getDetails().getGroup()).isEqualTo("agents.x-k8s.io");
@@ -232,14 +234,15 @@ class PreconditionEnforcingDispatcherTest {
     @Test
     void foregroundDeleteKeepsTheObjectUntilItsFinalizerIsRemoved() {
         GenericKubernetesResource stored = createSandbox("foreground");
-        DeleteOptions options =
-                preconditions(stored.getMetadata().getUid(), stored.getMetadata().getResourceVersion());
+        DeleteOptions options = preconditions(
+                stored.getMetadata().getUid(), stored.getMetadata().getResourceVersion());
         options.setPropagationPolicy("Foreground");
 
         client.raw(sandboxPath("foreground"), "DELETE", options);
 
-        GenericKubernetesResource deleting =
-                client.genericKubernetesResources(SANDBOXES).withName("foreground").get();
+        GenericKubernetesResource deleting = client.genericKubernetesResources(SANDBOXES)
+                .withName("foreground")
+                .get();
         assertThat(deleting.getMetadata().getDeletionTimestamp()).isNotNull();
         assertThat(deleting.getMetadata().getFinalizers()).containsExactly("foregroundDeletion");
 
@@ -247,7 +250,9 @@ class PreconditionEnforcingDispatcherTest {
                 .withName("foreground")
                 .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"finalizers\":[]}}");
 
-        assertThat(client.genericKubernetesResources(SANDBOXES).withName("foreground").get())
+        assertThat(client.genericKubernetesResources(SANDBOXES)
+                        .withName("foreground")
+                        .get())
                 .isNull();
     }
 
@@ -258,13 +263,14 @@ class PreconditionEnforcingDispatcherTest {
                 .withName("patched")
                 .patch(PatchContext.of(PatchType.JSON_MERGE), "{\"metadata\":{\"labels\":{\"a\":\"b\"}}}");
 
-        String stalePatch = "{\"metadata\":{\"resourceVersion\":\"" + stored.getMetadata().getResourceVersion()
-                + "\"},\"spec\":{\"operatingMode\":\"Suspended\"}}";
+        String stalePatch = "{\"metadata\":{\"resourceVersion\":\""
+                + stored.getMetadata().getResourceVersion() + "\"},\"spec\":{\"operatingMode\":\"Suspended\"}}";
         assertThatThrownBy(() -> client.genericKubernetesResources(SANDBOXES)
                         .withName("patched")
                         .patch(PatchContext.of(PatchType.JSON_MERGE), stalePatch))
                 .isInstanceOfSatisfying(
-                        KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(409));
+                        KubernetesClientException.class,
+                        e -> assertThat(e.getCode()).isEqualTo(409));
         assertThat(client.genericKubernetesResources(SANDBOXES)
                         .withName("patched")
                         .get()
@@ -286,7 +292,8 @@ class PreconditionEnforcingDispatcherTest {
                         .resource(stale)
                         .updateStatus())
                 .isInstanceOfSatisfying(
-                        KubernetesClientException.class, e -> assertThat(e.getCode()).isEqualTo(409));
+                        KubernetesClientException.class,
+                        e -> assertThat(e.getCode()).isEqualTo(409));
     }
 
     @Test

@@ -1,0 +1,117 @@
+package dev.sandgate.gateway.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sandgate.gateway.lifecycle.FaultPoint;
+import dev.sandgate.gateway.store.SqliteStore;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class GatewayConfigTest {
+    @TempDir
+    Path dir;
+
+    @Test
+    @DisplayName("defaults: loopback 7443, NORMAL durability, 24 h retention, no test faults")
+    void defaults() {
+        GatewayConfig config = GatewayConfig.load(new String[0], Map.of());
+
+        assertThat(config.listen()).isEqualTo("127.0.0.1:7443");
+        assertThat(config.storeSynchronous()).isEqualTo(SqliteStore.Synchronous.NORMAL);
+        assertThat(config.requestRetention()).isEqualTo(Duration.ofHours(24));
+        assertThat(config.driverName()).isEmpty();
+        assertThat(config.testFaultsEnabled()).isFalse();
+        assertThat(config.tokenKeyFile()).isEqualTo(config.dataDir().resolve("token-keys.properties"));
+    }
+
+    @Test
+    @DisplayName("flags win over the environment, which wins over the file; unknown file keys are driver properties")
+    void precedence() throws Exception {
+        Path file = dir.resolve("gateway.properties");
+        Files.writeString(
+                file,
+                "listen=127.0.0.1:1111\ndriver=file-driver\ndata-dir=/from/file\n"
+                        + "reference.directory=/file/dir\ndocker.host=unix:///file.sock\n");
+
+        GatewayConfig config = GatewayConfig.load(
+                new String[] {"--config", file.toString(), "--listen", "127.0.0.1:3333", "--driver-property",
+                    "docker.host=unix:///flag.sock"},
+                Map.of(
+                        "SANDGATE_LISTEN", "127.0.0.1:2222",
+                        "SANDGATE_DRIVER", "env-driver",
+                        "SANDGATE_DRIVER_PROPERTY_REFERENCE_DIRECTORY", "/env/dir",
+                        "HOME", "/ignored"));
+
+        assertThat(config.listen()).isEqualTo("127.0.0.1:3333");
+        assertThat(config.driverName()).contains("env-driver");
+        assertThat(config.dataDir()).isEqualTo(Path.of("/from/file"));
+        assertThat(config.driverProperties())
+                .containsEntry("reference.directory", "/env/dir")
+                .containsEntry("docker.host", "unix:///flag.sock")
+                .doesNotContainKey("listen");
+    }
+
+    @Test
+    @DisplayName("a fault point is refused unless test faults are explicitly enabled")
+    void faultPointNeedsExplicitEnable() {
+        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--fault-point", "stop.after-intent"}, Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("test faults are not enabled");
+        assertThatThrownBy(() -> GatewayConfig.load(
+                        new String[0], Map.of("SANDGATE_FAULT_POINT", "stop.after-intent")))
+                .isInstanceOf(ConfigException.class);
+
+        GatewayConfig enabled = GatewayConfig.load(
+                new String[] {"--enable-test-faults", "--fault-point", "stop.after-intent"}, Map.of());
+
+        assertThat(enabled.faultPoint()).contains(FaultPoint.STOP_AFTER_INTENT);
+    }
+
+    @Test
+    @DisplayName("bad settings are refused naming the setting")
+    void badSettings() {
+        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--listen", "nowhere"}, Map.of()))
+                .hasMessageContaining("listen");
+        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--request-retention", "soon"}, Map.of()))
+                .hasMessageContaining("request-retention");
+        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--store-synchronous", "OFF"}, Map.of()))
+                .hasMessageContaining("store-synchronous");
+        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--no-such-flag", "x"}, Map.of()))
+                .hasMessageContaining("--no-such-flag");
+        assertThatThrownBy(() -> GatewayConfig.load(
+                        new String[] {"--enable-test-faults", "--fault-point", "stop.sometime"}, Map.of()))
+                .hasMessageContaining("stop.after-intent");
+    }
+
+    @Test
+    @DisplayName("GatewayMain refuses a fault point without the enable switch (exit 2) and documents its flags")
+    void mainRefusesAndDocuments() {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream outStream = new PrintStream(out, true, StandardCharsets.UTF_8);
+        PrintStream errStream = new PrintStream(err, true, StandardCharsets.UTF_8);
+
+        int refused = GatewayMain.run(
+                new String[] {"--data-dir", dir.toString(), "--fault-point", "create.after-intent"},
+                outStream,
+                errStream);
+        int help = GatewayMain.run(new String[] {"--help"}, outStream, errStream);
+
+        assertThat(refused).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("refusing fault-point create.after-intent");
+        assertThat(help).isZero();
+        assertThat(out.toString(StandardCharsets.UTF_8))
+                .contains("--listen", "--data-dir", "--driver", "--driver-property", "--token-key-file",
+                        "--enable-test-faults", "--fault-point", "--rotate-token-key");
+        assertThat(dir).isEmptyDirectory();
+    }
+}

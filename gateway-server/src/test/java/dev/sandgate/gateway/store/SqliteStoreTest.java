@@ -1,0 +1,171 @@
+package dev.sandgate.gateway.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sandgate.gateway.policy.PolicyDocument;
+import dev.sandgate.spi.Identifiers;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SqliteStoreTest {
+    @TempDir
+    Path dir;
+
+    SqliteStore store;
+
+    @BeforeEach
+    void open() {
+        store = new SqliteStore(dir.resolve("store.db"), SqliteStore.Synchronous.NORMAL);
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+    }
+
+    private static SandboxRecord sandbox(String name) {
+        Instant now = Instant.parse("2026-01-01T00:00:00Z");
+        String digest = PolicyDocument.DEFAULT.digest();
+        return new SandboxRecord(
+                Identifiers.newSandboxId(),
+                "team",
+                name,
+                SandboxPhase.READY,
+                1,
+                now,
+                1,
+                digest,
+                1,
+                "RUNNING",
+                "",
+                PolicyMode.LIVE,
+                1,
+                digest,
+                new StoredSpec("img", List.of("sh"), List.of(), Map.of("K", "v"), 0, 0),
+                Map.of("app", "x"),
+                List.of(),
+                Optional.empty(),
+                0,
+                now,
+                now);
+    }
+
+    @Test
+    @DisplayName("a sandbox reads back as written, with resource version 1")
+    void roundTrip() {
+        SandboxRecord written = store.write(tx -> tx.insertSandbox(sandbox("a")));
+
+        SandboxRecord read = store.read(tx -> tx.sandbox(written.id())).orElseThrow();
+
+        assertThat(read).isEqualTo(written);
+        assertThat(read.resourceVersion()).isEqualTo(1);
+        Optional<SandboxRecord> byName = store.read(tx -> tx.sandboxByName("team", "a"));
+        assertThat(byName).contains(written);
+    }
+
+    @Test
+    @DisplayName("an update is a compare-and-set on the resource version")
+    void compareAndSet() {
+        SandboxRecord v1 = store.write(tx -> tx.insertSandbox(sandbox("a")));
+        SandboxRecord v2 = store.write(tx -> tx.updateSandbox(v1.toBuilder().phase(SandboxPhase.STOPPED).build()));
+
+        assertThat(v2.resourceVersion()).isEqualTo(2);
+        assertThatThrownBy(() -> store.write(tx -> tx.updateSandbox(v1.toBuilder().phase(SandboxPhase.ERROR).build())))
+                .isInstanceOf(StaleRecordException.class);
+        assertThat(store.read(tx -> tx.sandbox(v1.id())).orElseThrow().phase()).isEqualTo(SandboxPhase.STOPPED);
+    }
+
+    @Test
+    @DisplayName("a failed transaction writes nothing")
+    void rollback() {
+        SandboxRecord a = sandbox("a");
+
+        assertThatThrownBy(() -> store.write(tx -> {
+                    tx.insertSandbox(a);
+                    throw new IllegalStateException("boom");
+                }))
+                .hasMessage("boom");
+
+        Optional<SandboxRecord> found = store.read(tx -> tx.sandbox(a.id()));
+        assertThat(found).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a name is unique within its workspace")
+    void nameIsUnique() {
+        store.write(tx -> tx.insertSandbox(sandbox("a")));
+
+        assertThatThrownBy(() -> store.write(tx -> tx.insertSandbox(sandbox("a"))))
+                .isInstanceOf(NameTakenException.class);
+    }
+
+    @Test
+    @DisplayName("deleting a sandbox removes its labels and policy revisions; the name can be reused")
+    void deleteCascades() {
+        SandboxRecord a = store.write(tx -> tx.insertSandbox(sandbox("a")));
+        store.write(tx -> {
+            tx.insertPolicyRevision(new PolicyRevisionRecord(
+                    a.id(), 1, a.admittedDigest(), PolicyDocument.DEFAULT.canonicalDocument(), a.createTime()));
+            return null;
+        });
+
+        store.write(tx -> {
+            tx.deleteSandbox(a.id(), a.resourceVersion());
+            return null;
+        });
+
+        Optional<PolicyRevisionRecord> revision = store.read(tx -> tx.policyRevision(a.id(), 1));
+        List<SandboxRecord> labelled = store.read(tx -> tx.listSandboxes(
+                new SandboxFilter(Optional.empty(), Map.of("app", "x"), java.util.Set.of()), Optional.empty(), 10));
+        assertThat(revision).isEmpty();
+        assertThat(labelled).isEmpty();
+        assertThat(store.write(tx -> tx.insertSandbox(sandbox("a"))).name()).isEqualTo("a");
+    }
+
+    @Test
+    @DisplayName("request records are completed once and pruned after their completion time")
+    void requests() {
+        Instant t = Instant.parse("2026-01-01T00:00:00Z");
+        store.write(tx -> {
+            tx.insertRequest(new RequestRecord(
+                    "r1", "StopSandbox", "f", Optional.of("s"), 1, Optional.empty(), t, Optional.empty()));
+            tx.completeRequest("r1", RequestResult.success("STOPPED_NOW", "s", 1, 0), t.plusSeconds(1));
+            return null;
+        });
+
+        assertThatThrownBy(() -> store.write(tx -> {
+                    tx.completeRequest("r1", RequestResult.success("STOPPED_NOW", "s", 1, 0), t);
+                    return null;
+                }))
+                .isInstanceOf(StaleRecordException.class);
+        assertThat(store.read(tx -> tx.request("r1")).orElseThrow().result().orElseThrow().outcome())
+                .isEqualTo("STOPPED_NOW");
+        int notYet = store.write(tx -> tx.pruneRequests(t.plusSeconds(1)));
+        int pruned = store.write(tx -> tx.pruneRequests(t.plusSeconds(2)));
+        Optional<RequestRecord> gone = store.read(tx -> tx.request("r1"));
+        assertThat(notYet).isZero();
+        assertThat(pruned).isEqualTo(1);
+        assertThat(gone).isEmpty();
+    }
+
+    @Test
+    @DisplayName("the store survives a reopen")
+    void reopen() {
+        SandboxRecord a = store.write(tx -> tx.insertSandbox(sandbox("a")));
+        store.close();
+
+        store = new SqliteStore(dir.resolve("store.db"), SqliteStore.Synchronous.FULL);
+
+        Optional<SandboxRecord> reopened = store.read(tx -> tx.sandbox(a.id()));
+        assertThat(reopened).contains(a);
+    }
+}
