@@ -24,7 +24,7 @@ final class BenchGateway implements AutoCloseable {
         this.server = server;
     }
 
-    static BenchGateway start(Path work, String synchronous, ServerServiceDefinition extra) {
+    static BenchGateway start(Path work, BenchmarkSettings settings, ServerServiceDefinition extra) {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         GatewayConfig config = GatewayConfig.load(
                 new String[] {
@@ -36,8 +36,11 @@ final class BenchGateway implements AutoCloseable {
                     "reference",
                     "--driver-property",
                     "reference.directory=" + work.resolve("reference-sandboxes"),
+                    "--driver-property",
+                    "reference.watch-interval="
+                            + settings.referenceWatchInterval().toMillis() + "ms",
                     "--store-synchronous",
-                    synchronous
+                    settings.synchronous()
                 },
                 Map.of());
         Gateway gateway = Gateway.open(config);

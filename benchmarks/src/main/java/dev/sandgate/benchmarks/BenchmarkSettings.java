@@ -20,6 +20,8 @@ import java.util.Optional;
  * @param storedSandboxes how many sandboxes are created before measuring, and stay stored throughout
  * @param warmupCalls calls of each operation made (and not measured) before the first level
  * @param synchronous the SQLite synchronous mode the gateway's store runs with
+ * @param referenceWatchInterval how often the reference driver's watch rescans its directory (its default, 50 ms, is
+ *     meant for tests: with thousands of sandboxes stored, the rescans alone would take most of the CPU)
  * @param output where the markdown report is also written, if anywhere
  */
 record BenchmarkSettings(
@@ -29,10 +31,12 @@ record BenchmarkSettings(
         int storedSandboxes,
         int warmupCalls,
         String synchronous,
+        Duration referenceWatchInterval,
         Optional<Path> output) {
     static final String USAGE = """
             Usage: GatewayBenchmark [--smoke] [--clients 1,16,64] [--calls N] [--stored N] [--warmup N]
-                                    [--phase-limit 60s] [--synchronous NORMAL|FULL] [--output FILE]
+                                    [--phase-limit 60s] [--synchronous NORMAL|FULL] [--watch-interval 1000ms]
+                                    [--output FILE]
               --smoke        a short run (under a minute) with small counts: CI runs it so that the tool cannot rot
               --clients      concurrency levels (default 1,16,64)
               --calls        calls of each operation per level (default 3000)
@@ -40,19 +44,28 @@ record BenchmarkSettings(
               --warmup       unmeasured calls of each operation first (default 1000)
               --phase-limit  the most one phase may take (default 60s)
               --synchronous  the store's SQLite synchronous mode (default NORMAL, the gateway's default)
+              --watch-interval  how often the reference driver rescans its directory, in ms (default 1000ms)
               --output       also write the markdown report to FILE
             """;
 
     static final BenchmarkSettings FULL = new BenchmarkSettings(
-            List.of(1, 16, 64), 3000, Duration.ofSeconds(60), 10_000, 1000, "NORMAL", Optional.empty());
+            List.of(1, 16, 64),
+            3000,
+            Duration.ofSeconds(60),
+            10_000,
+            1000,
+            "NORMAL",
+            Duration.ofSeconds(1),
+            Optional.empty());
 
     static final BenchmarkSettings SMOKE = new BenchmarkSettings(
-            List.of(1, 16, 64), 128, Duration.ofSeconds(5), 200, 64, "NORMAL", Optional.empty());
+            List.of(1, 16, 64), 128, Duration.ofSeconds(5), 200, 64, "NORMAL", Duration.ofSeconds(1), Optional.empty());
 
     BenchmarkSettings {
         clientCounts = List.copyOf(requireNonNull(clientCounts, "clientCounts is null"));
         requireNonNull(phaseLimit, "phaseLimit is null");
         requireNonNull(synchronous, "synchronous is null");
+        requireNonNull(referenceWatchInterval, "referenceWatchInterval is null");
         requireNonNull(output, "output is null");
         if (clientCounts.isEmpty() || clientCounts.stream().anyMatch(c -> c < 1 || c > 1024)) {
             throw new IllegalArgumentException("--clients: each level must be between 1 and 1024");
@@ -78,6 +91,7 @@ record BenchmarkSettings(
         int stored = settings.storedSandboxes;
         int warmup = settings.warmupCalls;
         String synchronous = settings.synchronous;
+        Duration watchInterval = settings.referenceWatchInterval;
         Optional<Path> output = Optional.empty();
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
@@ -101,10 +115,12 @@ record BenchmarkSettings(
                 case "--warmup" -> warmup = Integer.parseInt(value);
                 case "--phase-limit" -> limit = Duration.ofSeconds(Long.parseLong(value.replaceFirst("s$", "")));
                 case "--synchronous" -> synchronous = value.toUpperCase(Locale.ROOT);
+                case "--watch-interval" ->
+                    watchInterval = Duration.ofMillis(Long.parseLong(value.replaceFirst("ms$", "")));
                 case "--output" -> output = Optional.of(Path.of(value));
                 default -> throw new IllegalArgumentException("unknown option: " + option);
             }
         }
-        return new BenchmarkSettings(clients, calls, limit, stored, warmup, synchronous, output);
+        return new BenchmarkSettings(clients, calls, limit, stored, warmup, synchronous, watchInterval, output);
     }
 }

@@ -86,7 +86,7 @@ public final class GatewayBenchmark {
         Path work = Files.createTempDirectory("sandgate-bench-");
         long started = System.nanoTime();
         logTo(work.resolve("gateway.log"));
-        try (BenchGateway gateway = BenchGateway.start(work, settings.synchronous(), NoopService.definition())) {
+        try (BenchGateway gateway = BenchGateway.start(work, settings, NoopService.definition())) {
             ManagedChannel channel = NettyChannelBuilder.forAddress(
                             new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
                     .usePlaintext()
@@ -283,7 +283,8 @@ public final class GatewayBenchmark {
                 p99,
                 latencies.maxMillis(),
                 p50 / noop.latencies().percentileMillis(50),
-                p99 / noop.latencies().percentileMillis(99));
+                p99 / noop.latencies().percentileMillis(99),
+                outcome.firstError() == null ? "" : outcome.firstError());
     }
 
     /** The four phases as one: every latency, and the calls over the phases' summed time. */
@@ -291,10 +292,14 @@ public final class GatewayBenchmark {
         long elapsed = 0;
         long errors = 0;
         int total = 0;
+        String firstError = null;
         for (ClosedLoop.Outcome phase : phases) {
             elapsed += phase.elapsedNanos();
             errors += phase.errors();
             total += phase.latencies().count();
+            if (firstError == null) {
+                firstError = phase.firstError();
+            }
         }
         long[] all = new long[total];
         int at = 0;
@@ -303,7 +308,7 @@ public final class GatewayBenchmark {
             System.arraycopy(samples, 0, all, at, samples.length);
             at += samples.length;
         }
-        return new ClosedLoop.Outcome(new Latencies(all), new int[0], errors, null, elapsed);
+        return new ClosedLoop.Outcome(new Latencies(all), new int[0], errors, firstError, elapsed);
     }
 
     private static void requireNoErrors(String what, ClosedLoop.Outcome outcome) {

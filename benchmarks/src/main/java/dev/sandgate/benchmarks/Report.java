@@ -26,6 +26,7 @@ record Report(Environment environment, List<Row> rows) {
      *
      * @param p50VsNoop this row's median latency divided by the no-op's at the same number of clients
      * @param p99VsNoop the same for the 99th percentile
+     * @param firstError the first failed call's error, empty when none failed
      */
     record Row(
             int clients,
@@ -37,7 +38,8 @@ record Report(Environment environment, List<Row> rows) {
             double p99Millis,
             double maxMillis,
             double p50VsNoop,
-            double p99VsNoop) {}
+            double p99VsNoop,
+            String firstError) {}
 
     /**
      * @param storedSandboxes the sandboxes the gateway's store held while the phases ran (counted through the API)
@@ -59,7 +61,9 @@ record Report(Environment environment, List<Row> rows) {
     String markdown() {
         Environment env = environment;
         StringBuilder text = new StringBuilder();
-        text.append("Sandgate gateway benchmark: reference driver (directory backend), SQLite store (WAL, synchronous=")
+        text.append("Sandgate gateway benchmark: reference driver (directory backend, rescanned every ")
+                .append(env.settings().referenceWatchInterval().toMillis())
+                .append(" ms), SQLite store (WAL, synchronous=")
                 .append(env.synchronous())
                 .append("), gRPC over Netty on 127.0.0.1, closed-loop blocking clients on one channel.\n\n");
         text.append(String.format(
@@ -96,6 +100,17 @@ record Report(Environment environment, List<Row> rows) {
                     row.maxMillis(),
                     ratio(row.p50VsNoop()),
                     ratio(row.p99VsNoop())));
+        }
+        for (Row row : rows) {
+            if (row.errors() > 0) {
+                text.append(String.format(
+                        Locale.ROOT,
+                        "%n%d clients, %s: %d calls failed, the first with %s%n",
+                        row.clients(),
+                        row.operation(),
+                        row.errors(),
+                        row.firstError()));
+            }
         }
         return text.toString();
     }

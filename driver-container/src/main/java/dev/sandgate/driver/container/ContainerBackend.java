@@ -194,7 +194,7 @@ final class ContainerBackend implements AutoCloseable {
             client.inspectImageCmd(image).exec();
             return;
         } catch (NotFoundException e) {
-            log.info("Image {} is not on the {}; pulling it", image, dialect.engineName());
+            log.info("Pulling image {}: the {} does not have it", image, dialect.engineName());
         } catch (RuntimeException e) {
             throw EngineErrors.map(e, "inspecting image " + image);
         }

@@ -1,7 +1,6 @@
 package dev.sandgate.driver.container;
 
 import com.github.dockerjava.api.DockerClient;
-import com.github.dockerjava.api.command.PullImageResultCallback;
 import com.github.dockerjava.api.exception.DockerClientException;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.model.HostConfig;
@@ -18,7 +17,7 @@ import java.util.concurrent.TimeUnit;
  * <p>Implementations are immutable and thread-safe.
  */
 public interface EngineDialect {
-    /** The engine's name for messages, e.g. {@code Docker Engine}. */
+    /** The engine's name for messages, read after "the": {@code Docker Engine}, {@code Podman service}. */
     String engineName();
 
     /**
@@ -34,8 +33,7 @@ public interface EngineDialect {
      *     DEADLINE_EXCEEDED after {@code timeout}
      */
     default void pullImage(DockerClient client, String image, Duration timeout) {
-        PullImageResultCallback callback = client.pullImageCmd(image).exec(new PullImageResultCallback());
-        awaitPull(callback, image, timeout);
+        awaitPull(client.pullImageCmd(image).exec(new PullCallback()), image, timeout);
     }
 
     /** Maps a container event's action (e.g. {@code die}) to what it means for a watch. */
@@ -57,12 +55,18 @@ public interface EngineDialect {
     }
 
     /** Waits for a pull started with a docker-java callback and turns its failure into a {@link DriverException}. */
-    static void awaitPull(PullImageResultCallback callback, String image, Duration timeout) {
+    static void awaitPull(PullCallback callback, String image, Duration timeout) {
         try {
             if (!callback.awaitCompletion(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new DriverException(
                         DriverErrorCode.DEADLINE_EXCEEDED,
                         "pulling image '" + image + "' did not finish within " + timeout);
+            }
+            if (callback.failure().isPresent()) {
+                Throwable failure = callback.failure().get();
+                throw EngineErrors.pullFailed(
+                        image,
+                        failure instanceof RuntimeException runtime ? runtime : new IllegalStateException(failure));
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -9,6 +9,7 @@ import com.github.dockerjava.api.model.PullResponseItem;
 import dev.sandgate.driver.container.ContainerEventKind;
 import dev.sandgate.driver.container.EngineDialect;
 import dev.sandgate.driver.container.EngineErrors;
+import dev.sandgate.driver.container.PullCallback;
 import dev.sandgate.spi.DriverErrorCode;
 import java.time.Duration;
 import java.util.Map;
@@ -35,7 +36,7 @@ final class PodmanEngineDialect implements EngineDialect {
 
     @Override
     public String engineName() {
-        return "Podman";
+        return "Podman service";
     }
 
     @Override
@@ -71,7 +72,7 @@ final class PodmanEngineDialect implements EngineDialect {
      * docker-java's pull callback, which reads the {@code status} of the first item to detect Docker Swarm; Podman's
      * error item has none. The NullPointerException is caught here and the item's error kept as the real cause.
      */
-    private static final class StatusLessErrorCallback extends PullImageResultCallback {
+    private static final class StatusLessErrorCallback extends PullCallback {
         private volatile String engineError;
         private volatile NullPointerException missingStatus;
 

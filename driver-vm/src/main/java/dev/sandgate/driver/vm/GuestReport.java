@@ -22,7 +22,8 @@ import java.util.OptionalLong;
  * <ul>
  *   <li>{@code stage <name> [detail]}: boot progress ({@code kernel-started}, {@code launch-input}, {@code
  *       workspace-mounted});
- *   <li>{@code ready generation=<G>}: the workspace is mounted and the workload started;
+ *   <li>{@code ready generation=<G>}: the workspace is mounted and the control channel listens; the workload (if
+ *       the spec has a command) starts right after;
  *   <li>{@code stopping}: a graceful stop began;
  *   <li>{@code exited status=<N>}: the workload ended; the VM powers off;
  *   <li>{@code failed <reason>}: the guest could not set up the launch; the VM powers off.

@@ -124,7 +124,8 @@ public final class ApiMapper {
         for (String key : request.getLabelsMap().keySet()) {
             if (Labels.isReserved(key)) {
                 throw GatewayException.invalidField(
-                        "labels[" + key + "]", "keys under " + Labels.RESERVED_PREFIX + " are reserved for the gateway");
+                        "labels[" + key + "]",
+                        "keys under " + Labels.RESERVED_PREFIX + " are reserved for the gateway");
             }
         }
         StoredSpec stored = new StoredSpec(
@@ -139,13 +140,13 @@ public final class ApiMapper {
         } catch (DriverException e) {
             throw fromSpi(e, "spec");
         }
-        PolicyDocument policy = request.hasPolicy() ? PolicyDocument.parse(request.getPolicy().getDocument()) : PolicyDocument.DEFAULT;
-        PolicyMode mode =
-                switch (request.getPolicy().getMode()) {
-                    case POLICY_MODE_UNSPECIFIED, LIVE -> PolicyMode.LIVE;
-                    case FROZEN -> PolicyMode.FROZEN;
-                    case UNRECOGNIZED -> throw GatewayException.invalidField("policy.mode", "is not a policy mode");
-                };
+        PolicyDocument policy =
+                request.hasPolicy() ? PolicyDocument.parse(request.getPolicy().getDocument()) : PolicyDocument.DEFAULT;
+        PolicyMode mode = switch (request.getPolicy().getMode()) {
+            case POLICY_MODE_UNSPECIFIED, LIVE -> PolicyMode.LIVE;
+            case FROZEN -> PolicyMode.FROZEN;
+            case UNRECOGNIZED -> throw GatewayException.invalidField("policy.mode", "is not a policy mode");
+        };
         return new Commands.Create(
                 meta, workspace, name, stored, request.getLabelsMap(), policy, mode, request.getWaitUntilReady());
     }
@@ -187,14 +188,14 @@ public final class ApiMapper {
         if (target == null) {
             throw GatewayException.invalidField("target", "is required: give the id, or the workspace and name");
         }
-        Optional<String> id = target.getId().isEmpty()
-                ? Optional.empty()
-                : Optional.of(sandboxId("target.id", target.getId()));
+        Optional<String> id =
+                target.getId().isEmpty() ? Optional.empty() : Optional.of(sandboxId("target.id", target.getId()));
         boolean hasWorkspace = !target.getWorkspace().isEmpty();
         boolean hasName = !target.getName().isEmpty();
         if (hasWorkspace != hasName) {
             throw GatewayException.invalidField(
-                    hasWorkspace ? "target.name" : "target.workspace", "is required with target." + (hasWorkspace ? "workspace" : "name"));
+                    hasWorkspace ? "target.name" : "target.workspace",
+                    "is required with target." + (hasWorkspace ? "workspace" : "name"));
         }
         if (id.isEmpty() && !hasWorkspace) {
             throw GatewayException.invalidField("target", "is empty: give the id, or the workspace and name");
@@ -233,17 +234,19 @@ public final class ApiMapper {
         }
         Set<SandboxPhase> wanted = EnumSet.noneOf(SandboxPhase.class);
         for (Phase phase : phases) {
-            wanted.add(switch (phase) {
-                case PROVISIONING -> SandboxPhase.PROVISIONING;
-                case READY -> SandboxPhase.READY;
-                case STOPPING -> SandboxPhase.STOPPING;
-                case STOPPED -> SandboxPhase.STOPPED;
-                case STARTING -> SandboxPhase.STARTING;
-                case DELETING -> SandboxPhase.DELETING;
-                case ERROR -> SandboxPhase.ERROR;
-                case PHASE_UNSPECIFIED, DELETED, UNRECOGNIZED ->
-                    throw GatewayException.invalidField("phases", "may hold only the phases of existing sandboxes");
-            });
+            wanted.add(
+                    switch (phase) {
+                        case PROVISIONING -> SandboxPhase.PROVISIONING;
+                        case READY -> SandboxPhase.READY;
+                        case STOPPING -> SandboxPhase.STOPPING;
+                        case STOPPED -> SandboxPhase.STOPPED;
+                        case STARTING -> SandboxPhase.STARTING;
+                        case DELETING -> SandboxPhase.DELETING;
+                        case ERROR -> SandboxPhase.ERROR;
+                        case PHASE_UNSPECIFIED, DELETED, UNRECOGNIZED ->
+                            throw GatewayException.invalidField(
+                                    "phases", "may hold only the phases of existing sandboxes");
+                    });
         }
         return new SandboxFilter(ws, labels, wanted);
     }
@@ -281,8 +284,7 @@ public final class ApiMapper {
             if (!parts[1].equals(filterHash(filter))) {
                 throw GatewayException.invalidField("page_token", "was issued for other filters");
             }
-            return Optional.of(new SandboxKey(
-                    dnsLabel("page_token", parts[2]), dnsLabel("page_token", parts[3])));
+            return Optional.of(new SandboxKey(dnsLabel("page_token", parts[2]), dnsLabel("page_token", parts[3])));
         } catch (IllegalArgumentException e) {
             throw GatewayException.invalidField("page_token", "is not a page token of this API");
         }
@@ -460,9 +462,10 @@ public final class ApiMapper {
         StartSandboxResponse.Builder b = StartSandboxResponse.newBuilder()
                 .setOutcome(reply.outcome() == Outcome.LAUNCHED ? StartOutcome.LAUNCHED : StartOutcome.ALREADY_RUNNING)
                 .setReplayed(reply.replayed());
-        reply.sandboxId().ifPresent(id -> b.setExecution(Execution.newBuilder()
-                .setExecutionToken(tokens.mint(id, reply.generation()))
-                .setGeneration(reply.generation())));
+        reply.sandboxId()
+                .ifPresent(id -> b.setExecution(Execution.newBuilder()
+                        .setExecutionToken(tokens.mint(id, reply.generation()))
+                        .setGeneration(reply.generation())));
         reply.sandbox().ifPresent(s -> {
             b.setSandbox(sandbox(s));
             if (s.generation() == reply.generation()) {
@@ -533,7 +536,9 @@ public final class ApiMapper {
     }
 
     public WatchSandboxesResponse watchEvent(SandboxChange change) {
-        Phase phase = change.type() == SandboxChange.Type.REMOVED ? Phase.DELETED : phase(change.sandbox().phase());
+        Phase phase = change.type() == SandboxChange.Type.REMOVED
+                ? Phase.DELETED
+                : phase(change.sandbox().phase());
         return WatchSandboxesResponse.newBuilder()
                 .setType(
                         switch (change.type()) {
@@ -558,7 +563,9 @@ public final class ApiMapper {
     }
 
     public static WatchSandboxesResponse syncedEvent() {
-        return WatchSandboxesResponse.newBuilder().setType(WatchEventType.SYNCED).build();
+        return WatchSandboxesResponse.newBuilder()
+                .setType(WatchEventType.SYNCED)
+                .build();
     }
 
     private dev.sandgate.api.v1.Observation observation(String sandboxId, Observation o) {

@@ -70,14 +70,17 @@ public final class ErrorMapper {
             default -> {
                 log.error("unexpected failure at the API boundary", failure);
                 yield new GatewayException(
-                        ErrorReason.INTERNAL, "internal error (" + failure.getClass().getSimpleName() + ")");
+                        ErrorReason.INTERNAL,
+                        "internal error (" + failure.getClass().getSimpleName() + ")");
             }
         };
     }
 
     public static com.google.rpc.Status toRpcStatus(GatewayException e) {
-        ErrorInfo.Builder info =
-                ErrorInfo.newBuilder().setReason(e.reason().name()).setDomain(DOMAIN).putAllMetadata(e.metadata());
+        ErrorInfo.Builder info = ErrorInfo.newBuilder()
+                .setReason(e.reason().name())
+                .setDomain(DOMAIN)
+                .putAllMetadata(e.metadata());
         e.field().ifPresent(field -> info.putMetadata("field", field));
         for (Mismatch m : e.mismatches()) {
             info.putMetadata("expected_" + m.subject(), m.expected());
@@ -87,12 +90,13 @@ public final class ErrorMapper {
                 .setCode(code(e.reason()).value())
                 .setMessage(e.getMessage())
                 .addDetails(Any.pack(info.build()));
-        e.field().ifPresent(field -> status.addDetails(Any.pack(BadRequest.newBuilder()
-                .addFieldViolations(BadRequest.FieldViolation.newBuilder()
-                        .setField(field)
-                        .setDescription(e.getMessage())
-                        .setReason(e.reason().name()))
-                .build())));
+        e.field()
+                .ifPresent(field -> status.addDetails(Any.pack(BadRequest.newBuilder()
+                        .addFieldViolations(BadRequest.FieldViolation.newBuilder()
+                                .setField(field)
+                                .setDescription(e.getMessage())
+                                .setReason(e.reason().name()))
+                        .build())));
         if (!e.mismatches().isEmpty()) {
             PreconditionFailure.Builder failure = PreconditionFailure.newBuilder();
             for (Mismatch m : e.mismatches()) {

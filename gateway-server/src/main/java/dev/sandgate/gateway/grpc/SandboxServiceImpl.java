@@ -58,10 +58,12 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
 
     @Override
     public void getSandbox(GetSandboxRequest request, StreamObserver<GetSandboxResponse> out) {
-        respond(out, () -> GetSandboxResponse.newBuilder()
-                .setSandbox(mapper.sandbox(
-                        lifecycle.get(mapper.target(request.hasTarget() ? request.getTarget() : null))))
-                .build());
+        respond(
+                out,
+                () -> GetSandboxResponse.newBuilder()
+                        .setSandbox(mapper.sandbox(
+                                lifecycle.get(mapper.target(request.hasTarget() ? request.getTarget() : null))))
+                        .build());
     }
 
     @Override
@@ -73,7 +75,8 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
             ListSandboxesResponse.Builder response = ListSandboxesResponse.newBuilder();
             page.sandboxes().forEach(s -> response.addSandboxes(mapper.sandbox(s)));
             if (page.more()) {
-                response.setNextPageToken(mapper.nextPageToken(filter, page.sandboxes().getLast()));
+                response.setNextPageToken(
+                        mapper.nextPageToken(filter, page.sandboxes().getLast()));
             }
             return response.build();
         });
@@ -103,19 +106,24 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
             out.onError(ErrorMapper.toStatusException(e));
             return;
         }
-        WatchStream.start(lifecycle, mapper, filter, (ServerCallStreamObserver<WatchSandboxesResponse>) out, watchExecutor);
+        WatchStream.start(
+                lifecycle, mapper, filter, (ServerCallStreamObserver<WatchSandboxesResponse>) out, watchExecutor);
     }
 
     @Override
     public void updateSandboxPolicy(
             UpdateSandboxPolicyRequest request, StreamObserver<UpdateSandboxPolicyResponse> out) {
-        respond(out, () -> mapper.updatePolicyResponse(lifecycle.updatePolicy(mapper.updatePolicy(request), maxWait())));
+        respond(
+                out,
+                () -> mapper.updatePolicyResponse(lifecycle.updatePolicy(mapper.updatePolicy(request), maxWait())));
     }
 
     @Override
     public void getSandboxPolicy(GetSandboxPolicyRequest request, StreamObserver<GetSandboxPolicyResponse> out) {
-        respond(out, () -> mapper.policyResponse(
-                lifecycle.policy(mapper.target(request.hasTarget() ? request.getTarget() : null))));
+        respond(
+                out,
+                () -> mapper.policyResponse(
+                        lifecycle.policy(mapper.target(request.hasTarget() ? request.getTarget() : null))));
     }
 
     @Override

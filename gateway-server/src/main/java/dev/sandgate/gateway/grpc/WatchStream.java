@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  * behind gets RESOURCE_EXHAUSTED (reason WATCH_OVERFLOW) and watches again.
  */
 final class WatchStream {
-    static final int CAPACITY = 10_000;
+    static final int CAPACITY = WatchStreamLimits.CAPACITY;
     private static final int SNAPSHOT_PAGE = 500;
     private static final Logger log = LoggerFactory.getLogger(WatchStream.class);
 

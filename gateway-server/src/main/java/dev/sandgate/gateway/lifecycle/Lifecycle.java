@@ -16,6 +16,7 @@ import dev.sandgate.gateway.store.RequestResult;
 import dev.sandgate.gateway.store.SandboxFilter;
 import dev.sandgate.gateway.store.SandboxPhase;
 import dev.sandgate.gateway.store.SandboxRecord;
+import dev.sandgate.gateway.store.StaleRecordException;
 import dev.sandgate.gateway.store.Store;
 import dev.sandgate.gateway.store.StoreTransaction;
 import dev.sandgate.gateway.store.StoreTransaction.SandboxKey;
@@ -207,9 +208,6 @@ public final class Lifecycle implements AutoCloseable {
                 SandboxRecord intent;
                 try {
                     intent = store.write(tx -> {
-                        if (tx.sandboxByName(c.workspace(), c.name()).isPresent()) {
-                            throw new NameTakenException(c.workspace() + "/" + c.name());
-                        }
                         PendingTransition pending = pending(TransitionKind.CREATE, adm, 1, now);
                         SandboxRecord inserted = tx.insertSandbox(new SandboxRecord(
                                 id,
@@ -233,8 +231,8 @@ public final class Lifecycle implements AutoCloseable {
                                 0,
                                 now,
                                 now));
-                        tx.insertPolicyRevision(
-                                new PolicyRevisionRecord(id, 1, c.policy().digest(), c.policy().canonicalDocument(), now));
+                        tx.insertPolicyRevision(new PolicyRevisionRecord(
+                                id, 1, c.policy().digest(), c.policy().canonicalDocument(), now));
                         adm.recordPending(tx, id, 1);
                         return inserted;
                     });
@@ -368,8 +366,7 @@ public final class Lifecycle implements AutoCloseable {
                         checkPrecondition(c.precondition(), claim, row);
                         SandboxRecord updated = tx.updateSandbox(row.toBuilder()
                                 .phase(SandboxPhase.DELETING)
-                                .pending(Optional.of(
-                                        pending(TransitionKind.DELETE, adm, row.runtimeGeneration(), now)))
+                                .pending(Optional.of(pending(TransitionKind.DELETE, adm, row.runtimeGeneration(), now)))
                                 .updateTime(now)
                                 .build());
                         adm.recordPending(tx, row.id(), row.generation());
@@ -390,7 +387,10 @@ public final class Lifecycle implements AutoCloseable {
                     return null;
                 });
                 adm.committed(null, 0);
-                log.info("transition sandbox={} op=delete generation=0 outcome={} durationMs=0", c.target(), Outcome.NOTHING_DELETED);
+                log.info(
+                        "transition sandbox={} op=delete generation=0 outcome={} durationMs=0",
+                        c.target(),
+                        Outcome.NOTHING_DELETED);
                 return new MutationReply(
                         Outcome.NOTHING_DELETED, Optional.empty(), 0, Optional.empty(), Optional.empty(), false);
             }
@@ -448,8 +448,10 @@ public final class Lifecycle implements AutoCloseable {
                     }
                     tx.insertPolicyRevision(new PolicyRevisionRecord(
                             row.id(), next, proposed.digest(), proposed.canonicalDocument(), now));
-                    SandboxRecord written = tx.updateSandbox(
-                            row.toBuilder().admitted(next, proposed.digest()).updateTime(now).build());
+                    SandboxRecord written = tx.updateSandbox(row.toBuilder()
+                            .admitted(next, proposed.digest())
+                            .updateTime(now)
+                            .build());
                     adm.recordDone(tx, Outcome.ADMITTED, row.id(), row.generation(), next, now);
                     return Decision.proceed(written);
                 });
@@ -628,47 +630,67 @@ public final class Lifecycle implements AutoCloseable {
     void applyObservation(SandboxObservation o) {
         Instant now = now();
         Observation observation = new Observation(o.generation(), o.state().name(), o.detail(), now, "");
-        SandboxChange change = store.write(tx -> {
-            Optional<SandboxRecord> found = tx.sandbox(o.ref().id());
-            if (found.isEmpty()) {
-                return null;
-            }
-            SandboxRecord row = found.get();
-            if (!row.workspace().equals(o.ref().workspace()) || !row.name().equals(o.ref().name())) {
-                log.warn("driver reported sandbox {} as {}/{}; ignored", row.id(), o.ref().workspace(), o.ref().name());
-                return null;
-            }
-            if (o.generation() != row.generation()) {
-                if (o.generation() > row.generation()) {
-                    log.warn(
-                            "driver reported generation {} of sandbox {}, newer than the claimed {}; ignored",
-                            o.generation(),
-                            row.id(),
-                            row.generation());
-                    return null;
-                }
-                return new SandboxChange(SandboxChange.Type.MODIFIED, row, observation, false);
-            }
-            if (row.pending().isPresent()) {
-                return null;
-            }
-            boolean missing = hasCondition(row, ConditionRecord.RUNTIME_MISSING);
-            SandboxPhase phase = observedPhase(row.phase(), missing, o.state());
-            SandboxRecord.Builder builder =
-                    row.toBuilder().phase(phase).runtime(o.generation(), o.state().name(), o.detail());
-            if (missing) {
-                builder.clearCondition(ConditionRecord.RUNTIME_MISSING);
-            }
-            SandboxRecord candidate = builder.build();
-            if (candidate.equals(row)) {
-                return null;
-            }
-            SandboxRecord updated = tx.updateSandbox(builder.updateTime(now).build());
-            return new SandboxChange(SandboxChange.Type.MODIFIED, updated, observation, true);
-        });
+        // Most events change nothing (the gateway's own transitions already recorded them): decide on a read first,
+        // so that they do not queue behind the store's single writer.
+        SandboxChange decided = store.read(tx -> decideObservation(tx, o, observation, now));
+        if (decided == null) {
+            return;
+        }
+        SandboxChange change = decided.stateChanged()
+                ? store.write(tx -> {
+                    SandboxChange again = decideObservation(tx, o, observation, now);
+                    if (again == null || !again.stateChanged()) {
+                        return again;
+                    }
+                    SandboxRecord updated = tx.updateSandbox(again.sandbox());
+                    return new SandboxChange(SandboxChange.Type.MODIFIED, updated, observation, true);
+                })
+                : decided;
         if (change != null) {
             hub.publish(change);
         }
+    }
+
+    /**
+     * What an observation means for the stored sandbox: nothing (null), a change to stream without writing (another
+     * generation), or the record to write (stateChanged, not yet written).
+     */
+    private static SandboxChange decideObservation(
+            StoreTransaction tx, SandboxObservation o, Observation observation, Instant now) {
+        Optional<SandboxRecord> found = tx.sandbox(o.ref().id());
+        if (found.isEmpty()) {
+            return null;
+        }
+        SandboxRecord row = found.get();
+        if (!row.workspace().equals(o.ref().workspace()) || !row.name().equals(o.ref().name())) {
+            log.warn("driver reported sandbox {} as {}/{}; ignored", row.id(), o.ref().workspace(), o.ref().name());
+            return null;
+        }
+        if (o.generation() != row.generation()) {
+            if (o.generation() > row.generation()) {
+                log.warn(
+                        "driver reported generation {} of sandbox {}, newer than the claimed {}; ignored",
+                        o.generation(),
+                        row.id(),
+                        row.generation());
+                return null;
+            }
+            return new SandboxChange(SandboxChange.Type.MODIFIED, row, observation, false);
+        }
+        if (row.pending().isPresent()) {
+            return null;
+        }
+        boolean missing = hasCondition(row, ConditionRecord.RUNTIME_MISSING);
+        SandboxRecord.Builder builder = row.toBuilder()
+                .phase(observedPhase(row.phase(), missing, o.state()))
+                .runtime(o.generation(), o.state().name(), o.detail());
+        if (missing) {
+            builder.clearCondition(ConditionRecord.RUNTIME_MISSING);
+        }
+        if (builder.build().equals(row)) {
+            return null;
+        }
+        return new SandboxChange(SandboxChange.Type.MODIFIED, builder.updateTime(now).build(), observation, true);
     }
 
     /**
@@ -707,11 +729,12 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     private void publishPlatform(SandboxEvent.Platform p) {
-        store.read(tx -> tx.sandbox(p.ref().id())).ifPresent(row -> hub.publish(new SandboxChange(
-                SandboxChange.Type.PLATFORM,
-                row,
-                new Observation(p.generation(), row.runtimeState(), p.message(), now(), p.type()),
-                false)));
+        store.read(tx -> tx.sandbox(p.ref().id()))
+                .ifPresent(row -> hub.publish(new SandboxChange(
+                        SandboxChange.Type.PLATFORM,
+                        row,
+                        new Observation(p.generation(), row.runtimeState(), p.message(), now(), p.type()),
+                        false)));
     }
 
     private static SandboxPhase observedPhase(SandboxPhase phase, boolean missing, SandboxState state) {
@@ -763,7 +786,8 @@ public final class Lifecycle implements AutoCloseable {
                 case CREATE -> {
                     LaunchInput input = launchInput(row);
                     SandboxSpec spec = row.spec().toSpi(row.labels());
-                    SandboxObservation o = call(() -> driver.create(ref, spec, input)).observation();
+                    SandboxObservation o =
+                            call(() -> driver.create(ref, spec, input)).observation();
                     faults.reached(FaultPoint.CREATE_AFTER_DRIVER);
                     yield commitLaunch(row, transition, o, Outcome.CREATED, started);
                 }
@@ -808,15 +832,17 @@ public final class Lifecycle implements AutoCloseable {
             SandboxRecord row, PendingTransition transition, SandboxObservation o, Outcome outcome, long started) {
         Instant now = now();
         SandboxRecord updated = store.write(tx -> {
-            SandboxRecord current = tx.sandbox(row.id()).orElseThrow();
-            SandboxRecord written = tx.updateSandbox(current.toBuilder()
-                    .phase(launchPhase(o.state()))
-                    .runtime(o.generation(), o.state().name(), o.detail())
-                    .pending(Optional.empty())
-                    .clearCondition(ConditionRecord.LAST_OPERATION_FAILED)
-                    .clearCondition(ConditionRecord.RUNTIME_MISSING)
-                    .updateTime(now)
-                    .build());
+            SandboxRecord written = update(
+                    tx,
+                    row,
+                    current -> current.toBuilder()
+                            .phase(launchPhase(o.state()))
+                            .runtime(o.generation(), o.state().name(), o.detail())
+                            .pending(Optional.empty())
+                            .clearCondition(ConditionRecord.LAST_OPERATION_FAILED)
+                            .clearCondition(ConditionRecord.RUNTIME_MISSING)
+                            .updateTime(now)
+                            .build());
             complete(tx, transition, RequestResult.success(outcome.name(), row.id(), row.generation(), 0), now);
             return written;
         });
@@ -829,14 +855,16 @@ public final class Lifecycle implements AutoCloseable {
             SandboxRecord row, PendingTransition transition, SandboxObservation o, Outcome outcome, long started) {
         Instant now = now();
         SandboxRecord updated = store.write(tx -> {
-            SandboxRecord current = tx.sandbox(row.id()).orElseThrow();
-            SandboxRecord written = tx.updateSandbox(current.toBuilder()
-                    .phase(SandboxPhase.STOPPED)
-                    .runtime(o.generation(), o.state().name(), o.detail())
-                    .pending(Optional.empty())
-                    .clearCondition(ConditionRecord.LAST_OPERATION_FAILED)
-                    .updateTime(now)
-                    .build());
+            SandboxRecord written = update(
+                    tx,
+                    row,
+                    current -> current.toBuilder()
+                            .phase(SandboxPhase.STOPPED)
+                            .runtime(o.generation(), o.state().name(), o.detail())
+                            .pending(Optional.empty())
+                            .clearCondition(ConditionRecord.LAST_OPERATION_FAILED)
+                            .updateTime(now)
+                            .build());
             complete(tx, transition, RequestResult.success(outcome.name(), row.id(), row.generation(), 0), now);
             return written;
         });
@@ -848,8 +876,13 @@ public final class Lifecycle implements AutoCloseable {
     private MutationReply commitDeleted(SandboxRecord row, PendingTransition transition, long started) {
         Instant now = now();
         SandboxRecord last = store.write(tx -> {
-            SandboxRecord current = tx.sandbox(row.id()).orElseThrow();
-            tx.deleteSandbox(current.id(), current.resourceVersion());
+            SandboxRecord current = row;
+            try {
+                tx.deleteSandbox(row.id(), row.resourceVersion());
+            } catch (StaleRecordException e) {
+                current = tx.sandbox(row.id()).orElseThrow();
+                tx.deleteSandbox(current.id(), current.resourceVersion());
+            }
             complete(
                     tx,
                     transition,
@@ -921,8 +954,21 @@ public final class Lifecycle implements AutoCloseable {
         publish(SandboxChange.Type.MODIFIED, updated, currentObservation(updated));
     }
 
-    private static void complete(
-            StoreTransaction tx, PendingTransition transition, RequestResult result, Instant now) {
+    /**
+     * Writes {@code change} applied to {@code expected} with a compare-and-set. While a transition is pending only the
+     * lock holder writes the sandbox, so the intent row is normally still current; if not, the change is applied to
+     * the stored row.
+     */
+    private static SandboxRecord update(
+            StoreTransaction tx, SandboxRecord expected, java.util.function.UnaryOperator<SandboxRecord> change) {
+        try {
+            return tx.updateSandbox(change.apply(expected));
+        } catch (StaleRecordException e) {
+            return tx.updateSandbox(change.apply(tx.sandbox(expected.id()).orElseThrow()));
+        }
+    }
+
+    private static void complete(StoreTransaction tx, PendingTransition transition, RequestResult result, Instant now) {
         transition.requestId().ifPresent(requestId -> tx.completeRequest(requestId, result, now));
     }
 
@@ -1028,28 +1074,30 @@ public final class Lifecycle implements AutoCloseable {
 
         /** Records the request as admitted and pending, in the intent's transaction. */
         void recordPending(StoreTransaction tx, String id, long gen) {
-            meta.requestId().ifPresent(requestId -> tx.insertRequest(new RequestRecord(
-                    requestId,
-                    method,
-                    meta.fingerprint(),
-                    Optional.of(id),
-                    gen,
-                    Optional.empty(),
-                    now(),
-                    Optional.empty())));
+            meta.requestId()
+                    .ifPresent(requestId -> tx.insertRequest(new RequestRecord(
+                            requestId,
+                            method,
+                            meta.fingerprint(),
+                            Optional.of(id),
+                            gen,
+                            Optional.empty(),
+                            now(),
+                            Optional.empty())));
         }
 
         /** Records the request as finished, in the transaction that decided its outcome. */
         void recordDone(StoreTransaction tx, Outcome outcome, String id, long gen, long revision, Instant now) {
-            meta.requestId().ifPresent(requestId -> tx.insertRequest(new RequestRecord(
-                    requestId,
-                    method,
-                    meta.fingerprint(),
-                    Optional.ofNullable(id),
-                    gen,
-                    Optional.of(RequestResult.success(outcome.name(), id, gen, revision)),
-                    now,
-                    Optional.of(now))));
+            meta.requestId()
+                    .ifPresent(requestId -> tx.insertRequest(new RequestRecord(
+                            requestId,
+                            method,
+                            meta.fingerprint(),
+                            Optional.ofNullable(id),
+                            gen,
+                            Optional.of(RequestResult.success(outcome.name(), id, gen, revision)),
+                            now,
+                            Optional.of(now))));
         }
 
         /** Called after the transaction that recorded the request committed. */
@@ -1118,7 +1166,9 @@ public final class Lifecycle implements AutoCloseable {
         try {
             return body.apply(admission);
         } catch (GatewayException e) {
-            if (!admission.recorded && recordable(e.reason()) && admission.meta.requestId().isPresent()) {
+            if (!admission.recorded
+                    && recordable(e.reason())
+                    && admission.meta.requestId().isPresent()) {
                 recordFailure(admission, e);
             }
             throw e;
@@ -1210,12 +1260,7 @@ public final class Lifecycle implements AutoCloseable {
             revision = store.read(tx -> tx.policyRevision(sandbox.get().id(), result.policyRevision()));
         }
         return new MutationReply(
-                Outcome.valueOf(result.outcome()),
-                result.sandboxId(),
-                result.generation(),
-                sandbox,
-                revision,
-                false);
+                Outcome.valueOf(result.outcome()), result.sandboxId(), result.generation(), sandbox, revision, false);
     }
 
     private static GatewayException reused(String requestId) {
@@ -1240,14 +1285,15 @@ public final class Lifecycle implements AutoCloseable {
                     return row.get();
                 }
                 if (target.workspace().isPresent()) {
-                    Optional<SandboxRecord> byName =
-                            tx.sandboxByName(target.workspace().get(), target.name().get());
+                    Optional<SandboxRecord> byName = tx.sandboxByName(
+                            target.workspace().get(), target.name().get());
                     if (byName.isPresent()) {
                         throw GatewayException.withMismatch(
                                 ErrorReason.SANDBOX_ID_MISMATCH,
                                 target.workspace().get() + "/" + target.name().get() + " is sandbox "
                                         + byName.get().id() + ", not " + id + "; the id is authoritative",
-                                new Mismatch(Mismatch.SANDBOX_ID, id, byName.get().id()));
+                                new Mismatch(
+                                        Mismatch.SANDBOX_ID, id, byName.get().id()));
                     }
                 }
                 throw notFound(target);
@@ -1376,14 +1422,15 @@ public final class Lifecycle implements AutoCloseable {
                         new IllegalStateException("policy revision " + revision + " of " + sandboxId + " is missing"));
     }
 
+    /** Asks the driver to check a launch without touching its backend (so without a timeout or a thread hop). */
     private void validateWithDriver(SandboxSpec spec, LaunchInput input) {
         try {
-            call(() -> {
-                driver.validate(spec, input);
-                return null;
-            });
+            driver.validate(spec, input);
         } catch (DriverException e) {
             throw GatewayException.fromDriver(e);
+        } catch (RuntimeException e) {
+            throw GatewayException.fromDriver(new DriverException(
+                    DriverErrorCode.INTERNAL, "driver " + driverName + " failed to validate: " + e, e));
         }
     }
 
@@ -1398,7 +1445,8 @@ public final class Lifecycle implements AutoCloseable {
             }
             throw new DriverException(
                     DriverErrorCode.INTERNAL,
-                    "driver " + driverName + " failed: " + e.getCause().getClass().getSimpleName(),
+                    "driver " + driverName + " failed: "
+                            + e.getCause().getClass().getSimpleName(),
                     e.getCause());
         } catch (TimeoutException e) {
             throw new DriverException(
@@ -1422,7 +1470,12 @@ public final class Lifecycle implements AutoCloseable {
 
     private MutationReply reply(Outcome outcome, SandboxRecord sandbox) {
         return new MutationReply(
-                outcome, Optional.of(sandbox.id()), sandbox.generation(), Optional.of(sandbox), Optional.empty(), false);
+                outcome,
+                Optional.of(sandbox.id()),
+                sandbox.generation(),
+                Optional.of(sandbox),
+                Optional.empty(),
+                false);
     }
 
     private void publish(SandboxChange.Type type, SandboxRecord sandbox, Observation observation) {

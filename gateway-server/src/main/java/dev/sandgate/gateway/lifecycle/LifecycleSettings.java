@@ -14,8 +14,8 @@ import java.time.Duration;
  */
 public record LifecycleSettings(
         Duration driverTimeout, Duration requestRetention, Duration defaultWait, Duration maxRetryBackoff) {
-    public static final LifecycleSettings DEFAULTS =
-            new LifecycleSettings(Duration.ofMinutes(2), Duration.ofHours(24), Duration.ofSeconds(30), Duration.ofMinutes(1));
+    public static final LifecycleSettings DEFAULTS = new LifecycleSettings(
+            Duration.ofMinutes(2), Duration.ofHours(24), Duration.ofSeconds(30), Duration.ofMinutes(1));
 
     public LifecycleSettings {
         requireNonNull(driverTimeout, "driverTimeout is null");

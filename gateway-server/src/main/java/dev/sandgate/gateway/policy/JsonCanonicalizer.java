@@ -164,7 +164,8 @@ public final class JsonCanonicalizer {
             }
             out.append(']');
         } else {
-            throw new IllegalArgumentException("not a JSON value: " + value.getClass().getName());
+            throw new IllegalArgumentException(
+                    "not a JSON value: " + value.getClass().getName());
         }
     }
 
@@ -182,7 +183,9 @@ public final class JsonCanonicalizer {
                 case '\t' -> out.append("\\t");
                 default -> {
                     if (c < 0x20) {
-                        out.append("\\u00").append(Character.forDigit(c >> 4, 16)).append(Character.forDigit(c & 0xf, 16));
+                        out.append("\\u00")
+                                .append(Character.forDigit(c >> 4, 16))
+                                .append(Character.forDigit(c & 0xf, 16));
                     } else {
                         out.append(c);
                     }
@@ -246,7 +249,11 @@ public final class JsonCanonicalizer {
             BigDecimal candidate = decimal.round(new MathContext(1, mode));
             if (Double.parseDouble(candidate.toString()) == value
                     && (best == null
-                            || candidate.subtract(exact).abs().compareTo(best.subtract(exact).abs()) < 0)) {
+                            || candidate
+                                            .subtract(exact)
+                                            .abs()
+                                            .compareTo(best.subtract(exact).abs())
+                                    < 0)) {
                 best = candidate;
             }
         }

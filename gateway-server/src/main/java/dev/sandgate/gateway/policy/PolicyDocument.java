@@ -38,6 +38,9 @@ public record PolicyDocument(
     public static final PolicyDocument DEFAULT = of(StaticPolicy.DEFAULT, DynamicPolicy.EMPTY);
 
     private static final long MAX_SAFE_INTEGER = (1L << 53) - 1;
+    private static final int MAX_PARSED = 4096;
+    private static final java.util.concurrent.ConcurrentHashMap<String, PolicyDocument> PARSED =
+            new java.util.concurrent.ConcurrentHashMap<>();
     private static final Set<String> TOP_LEVEL = Set.of("version", "static", "dynamic");
     private static final Set<String> STATIC_FIELDS = Set.of(
             "read_only_root_filesystem",
@@ -52,7 +55,8 @@ public record PolicyDocument(
     public PolicyDocument {
         requireNonNull(staticPolicy, "staticPolicy is null");
         requireNonNull(dynamicPolicy, "dynamicPolicy is null");
-        canonicalDocument = requireNonNull(canonicalDocument, "canonicalDocument is null").clone();
+        canonicalDocument =
+                requireNonNull(canonicalDocument, "canonicalDocument is null").clone();
         requireNonNull(digest, "digest is null");
     }
 
@@ -142,12 +146,24 @@ public record PolicyDocument(
         return new PolicyDocument(staticPolicy, sortedDynamic, canonical, LaunchPolicy.digestOf(canonical));
     }
 
-    /** Reads back a document this class produced (from the store). */
+    /**
+     * Reads back a document this class produced (from the store). Documents are immutable and few, so parsed ones are
+     * kept by digest.
+     */
     public static PolicyDocument fromCanonical(byte[] canonical) {
+        String digest = LaunchPolicy.digestOf(canonical);
+        PolicyDocument cached = PARSED.get(digest);
+        if (cached != null) {
+            return cached;
+        }
         PolicyDocument document = parse(new String(canonical, StandardCharsets.UTF_8));
         if (!Arrays.equals(document.canonicalDocument, canonical)) {
             throw new IllegalStateException("stored policy document is not in canonical form");
         }
+        if (PARSED.size() >= MAX_PARSED) {
+            PARSED.clear();
+        }
+        PARSED.put(digest, document);
         return document;
     }
 

@@ -62,8 +62,8 @@ public final class Gateway implements AutoCloseable {
     /** Opens the gateway described by {@code config}, selecting its driver through {@link DriverSelector}. */
     public static Gateway open(GatewayConfig config) {
         return open(config, Clock.systemUTC(), (gatewayId, clock) -> {
-            ComputeDriverProvider provider = DriverSelector.select(
-                    config.driverName(), config.driverConfig(), Gateway.class.getClassLoader());
+            ComputeDriverProvider provider =
+                    DriverSelector.select(config.driverName(), config.driverConfig(), Gateway.class.getClassLoader());
             try {
                 return new NamedDriver(
                         provider.name(),
@@ -109,7 +109,9 @@ public final class Gateway implements AutoCloseable {
             named = drivers.create(gatewayId, clock);
             FaultInjector faults = config.faultPoint().map(FaultInjector::armed).orElse(FaultInjector.disabled());
             if (faults.armedPoint().isPresent()) {
-                log.warn("TEST FAULT ARMED: the process halts at {}", faults.armedPoint().get().externalName());
+                log.warn(
+                        "TEST FAULT ARMED: the process halts at {}",
+                        faults.armedPoint().get().externalName());
             }
             Lifecycle lifecycle = new Lifecycle(
                     store,

@@ -157,7 +157,9 @@ public record GatewayConfig(
                                 .replace('_', '.'),
                         value);
             } else if (key.startsWith(ENV_PREFIX)) {
-                String name = key.substring(ENV_PREFIX.length()).toLowerCase(Locale.ROOT).replace('_', '-');
+                String name = key.substring(ENV_PREFIX.length())
+                        .toLowerCase(Locale.ROOT)
+                        .replace('_', '-');
                 if (name.equals("config") || KEYS.contains(name)) {
                     env.put(name, value);
                 }
@@ -172,7 +174,8 @@ public record GatewayConfig(
             try (Reader reader = Files.newBufferedReader(Path.of(configFile), StandardCharsets.UTF_8)) {
                 properties.load(reader);
             } catch (IOException e) {
-                throw new ConfigException("cannot read the configuration file " + configFile + ": " + e.getMessage(), e);
+                throw new ConfigException(
+                        "cannot read the configuration file " + configFile + ": " + e.getMessage(), e);
             }
             for (String key : properties.stringPropertyNames()) {
                 String value = properties.getProperty(key).trim();
@@ -213,7 +216,8 @@ public record GatewayConfig(
         Optional<String> driver = Optional.ofNullable(settings.get("driver")).filter(s -> !s.isBlank());
         Path tokenKeyFile = Path.of(settings.getOrDefault(
                 "token-key-file", dataDir.resolve("token-keys.properties").toString()));
-        Optional<String> gatewayId = Optional.ofNullable(settings.get("gateway-id")).filter(s -> !s.isBlank());
+        Optional<String> gatewayId =
+                Optional.ofNullable(settings.get("gateway-id")).filter(s -> !s.isBlank());
         gatewayId.ifPresent(id -> {
             try {
                 Identifiers.requireDnsLabel("gateway-id", id, Identifiers.MAX_GATEWAY_ID_LENGTH);
@@ -249,7 +253,8 @@ public record GatewayConfig(
             throw new ConfigException("refusing fault-point " + faultPoint.get().externalName()
                     + ": test faults are not enabled (start with --enable-test-faults, for tests only)");
         }
-        Optional<Path> readyFile = Optional.ofNullable(settings.get("ready-file")).map(Path::of);
+        Optional<Path> readyFile =
+                Optional.ofNullable(settings.get("ready-file")).map(Path::of);
         return new GatewayConfig(
                 host,
                 port,

@@ -41,7 +41,8 @@ public final class GatewayMain {
         }
         if (config.rotateTokenKey()) {
             TokenKeys keys = TokenKeys.rotate(config.tokenKeyFile());
-            out.println("rotated " + config.tokenKeyFile() + ": current key " + keys.current().id()
+            out.println("rotated " + config.tokenKeyFile() + ": current key "
+                    + keys.current().id()
                     + ", previous key " + keys.previous().map(TokenKeys.Key::id).orElse("(none)")
                     + "; restart the gateway to sign with the new key");
             return 0;
@@ -68,11 +69,17 @@ public final class GatewayMain {
             return 1;
         }
         String address = config.listenHost() + ":" + server.port();
-        log.info("serving sandgate.v1.SandboxService on {} (driver {})", address, gateway.lifecycle().driverName());
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            server.close();
-            gateway.close();
-        }, "sandgate-shutdown"));
+        log.info(
+                "serving sandgate.v1.SandboxService on {} (driver {})",
+                address,
+                gateway.lifecycle().driverName());
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            server.close();
+                            gateway.close();
+                        },
+                        "sandgate-shutdown"));
         if (config.readyFile().isPresent()) {
             try {
                 writeAtomically(config.readyFile().get(), address + "\n");

@@ -206,6 +206,9 @@ public record SandboxRecord(
                 .resourceVersion(0)
                 .updateTime(Instant.EPOCH)
                 .build()
-                .equals(other.toBuilder().resourceVersion(0).updateTime(Instant.EPOCH).build());
+                .equals(other.toBuilder()
+                        .resourceVersion(0)
+                        .updateTime(Instant.EPOCH)
+                        .build());
     }
 }

@@ -18,7 +18,8 @@ final class SqliteStatements {
     static final String INSERT_SANDBOX = "INSERT INTO sandbox (" + SANDBOX_COLUMNS + ")"
             + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-    static final String INSERT_LABEL = "INSERT INTO sandbox_label (sandbox_id, label_key, label_value) VALUES (?, ?, ?)";
+    static final String INSERT_LABEL =
+            "INSERT INTO sandbox_label (sandbox_id, label_key, label_value) VALUES (?, ?, ?)";
 
     /** Compare-and-set: writes only if the stored resource version is the one the writer read. */
     static final String UPDATE_SANDBOX = "UPDATE sandbox SET phase = ?, generation = ?, generation_start_ms = ?,"

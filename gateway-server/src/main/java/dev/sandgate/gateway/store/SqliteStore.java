@@ -43,6 +43,8 @@ public final class SqliteStore implements Store {
     }
 
     private static final int READERS = 4;
+    /** SQLite's primary result code for a constraint violation. */
+    private static final int SQLITE_CONSTRAINT = 19;
 
     private final String url;
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -221,9 +223,6 @@ public final class SqliteStore implements Store {
             requireWritable();
             SandboxRecord inserted = s.toBuilder().resourceVersion(1).build();
             try {
-                if (sandboxByName(s.workspace(), s.name()).isPresent()) {
-                    throw new NameTakenException(s.workspace() + "/" + s.name() + " exists");
-                }
                 PreparedStatement statement = db.prepare(INSERT_SANDBOX);
                 Optional<PendingTransition> p = s.pending();
                 bind(
@@ -254,7 +253,15 @@ public final class SqliteStore implements Store {
                                 1L,
                                 s.createTime().toEpochMilli(),
                                 s.updateTime().toEpochMilli()));
-                statement.executeUpdate();
+                try {
+                    statement.executeUpdate();
+                } catch (SQLException e) {
+                    if ((e.getErrorCode() & 0xff) == SQLITE_CONSTRAINT
+                            && sandboxByName(s.workspace(), s.name()).isPresent()) {
+                        throw new NameTakenException(s.workspace() + "/" + s.name() + " exists");
+                    }
+                    throw e;
+                }
                 PreparedStatement label = db.prepare(INSERT_LABEL);
                 for (Map.Entry<String, String> entry : s.labels().entrySet()) {
                     bind(label, List.of(s.id(), entry.getKey(), entry.getValue()));
@@ -328,15 +335,16 @@ public final class SqliteStore implements Store {
                 sql.append(FILTER_WORKSPACE);
                 parameters.add(workspace);
             });
-            filter.labels().entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(label -> {
-                sql.append(FILTER_LABEL);
-                parameters.add(label.getKey());
-                parameters.add(label.getValue());
-            });
+            filter.labels().entrySet().stream()
+                    .sorted(Map.Entry.comparingByKey())
+                    .forEach(label -> {
+                        sql.append(FILTER_LABEL);
+                        parameters.add(label.getKey());
+                        parameters.add(label.getValue());
+                    });
             if (!filter.phases().isEmpty()) {
                 sql.append(FILTER_PHASE_PREFIX);
-                List<SandboxPhase> phases =
-                        filter.phases().stream().sorted().toList();
+                List<SandboxPhase> phases = filter.phases().stream().sorted().toList();
                 for (int i = 0; i < phases.size(); i++) {
                     sql.append(i == 0 ? "?" : ", ?");
                     parameters.add(phases.get(i).name());
@@ -366,7 +374,12 @@ public final class SqliteStore implements Store {
                 PreparedStatement statement = db.prepare(INSERT_POLICY_REVISION);
                 bind(
                         statement,
-                        List.of(r.sandboxId(), r.revision(), r.digest(), r.document(), r.admitTime().toEpochMilli()));
+                        List.of(
+                                r.sandboxId(),
+                                r.revision(),
+                                r.digest(),
+                                r.document(),
+                                r.admitTime().toEpochMilli()));
                 statement.executeUpdate();
             } catch (SQLException e) {
                 throw new StoreException("inserting policy revision failed", e);
@@ -518,8 +531,8 @@ public final class SqliteStore implements Store {
                 case Integer n -> statement.setLong(index, n);
                 case byte[] bytes -> statement.setBytes(index, bytes);
                 default ->
-                    throw new IllegalArgumentException(
-                            "unsupported parameter type " + value.getClass().getName().toLowerCase(Locale.ROOT));
+                    throw new IllegalArgumentException("unsupported parameter type "
+                            + value.getClass().getName().toLowerCase(Locale.ROOT));
             }
         }
     }

@@ -28,8 +28,7 @@ public record StoredSpec(
 
     /** The SPI spec, with the sandbox's user labels. */
     public SandboxSpec toSpi(Map<String, String> labels) {
-        return new SandboxSpec(
-                image, command, args, environment, labels, new ResourceRequests(memoryBytes, milliCpus));
+        return new SandboxSpec(image, command, args, environment, labels, new ResourceRequests(memoryBytes, milliCpus));
     }
 
     @Override

@@ -20,7 +20,9 @@ class ErrorTableTest {
     private static final Pattern ROW = Pattern.compile("^\\|.*\\| `([A-Z_]+)` \\| `([A-Z_]+)` \\|$");
 
     private static Map<String, String> documentedReasons() throws IOException {
-        Path doc = Path.of(System.getProperty("user.dir")).resolve("../docs/api.md").normalize();
+        Path doc = Path.of(System.getProperty("user.dir"))
+                .resolve("../docs/api.md")
+                .normalize();
         Map<String, String> reasons = new LinkedHashMap<>();
         for (String line : Files.readAllLines(doc, StandardCharsets.UTF_8)) {
             Matcher row = ROW.matcher(line);
@@ -38,7 +40,8 @@ class ErrorTableTest {
 
         Map<String, String> actual = new LinkedHashMap<>();
         Arrays.stream(ErrorReason.values())
-                .forEach(reason -> actual.put(reason.name(), ErrorMapper.code(reason).name()));
+                .forEach(reason ->
+                        actual.put(reason.name(), ErrorMapper.code(reason).name()));
         assertThat(documented).containsExactlyInAnyOrderEntriesOf(actual);
     }
 }

@@ -86,15 +86,22 @@ class ConditionalStopTest {
     void tokenFromBeforeStopStartIsStale() {
         Sandbox created = gateway.create("team", "agent");
         String observedToken = created.getCurrentExecution().getExecutionToken();
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byName("team", "agent")).build());
-        gateway.stub().startSandbox(StartSandboxRequest.newBuilder().setTarget(byName("team", "agent")).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byName("team", "agent"))
+                        .build());
+        gateway.stub()
+                .startSandbox(StartSandboxRequest.newBuilder()
+                        .setTarget(byName("team", "agent"))
+                        .build());
 
         GrpcErrors.Failure failure = failure(() -> stopWithToken("team", "agent", observedToken));
 
         assertThat(failure.code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
         assertThat(failure.reason()).isEqualTo("STALE_EXECUTION");
-        assertThat(failure.precondition()).hasValueSatisfying(p -> assertThat(p.getViolations(0).getSubject())
-                .isEqualTo("generation"));
+        assertThat(failure.precondition())
+                .hasValueSatisfying(
+                        p -> assertThat(p.getViolations(0).getSubject()).isEqualTo("generation"));
         Sandbox now = get(created.getId());
         assertThat(now.getPhase()).isEqualTo(Phase.READY);
         assertThat(now.getCurrentExecution().getGeneration()).isEqualTo(2);
@@ -106,7 +113,10 @@ class ConditionalStopTest {
     void tokenOfDeletedSandboxIsStaleAfterRecreate() {
         Sandbox first = gateway.create("team", "agent");
         String observedToken = first.getCurrentExecution().getExecutionToken();
-        gateway.stub().deleteSandbox(DeleteSandboxRequest.newBuilder().setTarget(byId(first.getId())).build());
+        gateway.stub()
+                .deleteSandbox(DeleteSandboxRequest.newBuilder()
+                        .setTarget(byId(first.getId()))
+                        .build());
         Sandbox second = gateway.create("team", "agent");
 
         GrpcErrors.Failure failure = failure(() -> stopWithToken("team", "agent", observedToken));
@@ -122,7 +132,10 @@ class ConditionalStopTest {
     void stopRacingAStartIsRejected() throws Exception {
         Sandbox created = gateway.create("team", "agent");
         String observedToken = created.getCurrentExecution().getExecutionToken();
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(created.getId())).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build());
         CountDownLatch startEntered = new CountDownLatch(1);
         CountDownLatch releaseStart = new CountDownLatch(1);
         gateway.driver().beforeEach(FakeDriver.Method.START, ref -> {
@@ -130,7 +143,9 @@ class ConditionalStopTest {
             await(releaseStart);
         });
         CompletableFuture<?> start = CompletableFuture.runAsync(() -> gateway.stub()
-                .startSandbox(StartSandboxRequest.newBuilder().setTarget(byId(created.getId())).build()));
+                .startSandbox(StartSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build()));
         assertThat(startEntered.await(30, TimeUnit.SECONDS)).isTrue();
 
         CompletableFuture<GrpcErrors.Failure> stop =
@@ -210,10 +225,15 @@ class ConditionalStopTest {
         Sandbox created = gateway.create("team", "agent");
         Sandbox other = gateway.create("team", "other");
         String staleToken = created.getCurrentExecution().getExecutionToken();
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(created.getId())).build());
-        gateway.stub().startSandbox(StartSandboxRequest.newBuilder().setTarget(byId(created.getId())).build());
-        String forged = staleToken.substring(0, staleToken.length() - 1)
-                + (staleToken.endsWith("A") ? "B" : "A");
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build());
+        gateway.stub()
+                .startSandbox(StartSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build());
+        String forged = staleToken.substring(0, staleToken.length() - 1) + (staleToken.endsWith("A") ? "B" : "A");
 
         GrpcErrors.Failure syntax = failure(() -> stopWith(created.getId(), other.getId(), "garbage"));
         GrpcErrors.Failure signature = failure(() -> stopWith(created.getId(), other.getId(), forged));
@@ -242,9 +262,13 @@ class ConditionalStopTest {
         Sandbox created = gateway.create("team", "agent");
 
         StopSandboxResponse first = gateway.stub()
-                .stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(created.getId())).build());
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build());
         StopSandboxResponse second = gateway.stub()
-                .stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(created.getId())).build());
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build());
 
         assertThat(first.getOutcome()).isEqualTo(StopOutcome.STOPPED_NOW);
         assertThat(second.getOutcome()).isEqualTo(StopOutcome.ALREADY_STOPPED);
@@ -256,12 +280,16 @@ class ConditionalStopTest {
     void tokenStaysCurrentWhileStopped() {
         Sandbox created = gateway.create("team", "agent");
         String token = created.getCurrentExecution().getExecutionToken();
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(created.getId())).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build());
 
         StopSandboxResponse again = stopWithToken("team", "agent", token);
 
         assertThat(again.getOutcome()).isEqualTo(StopOutcome.ALREADY_STOPPED);
-        assertThat(get(created.getId()).getCurrentExecution().getExecutionToken()).isEqualTo(token);
+        assertThat(get(created.getId()).getCurrentExecution().getExecutionToken())
+                .isEqualTo(token);
     }
 
     @Test
@@ -269,9 +297,14 @@ class ConditionalStopTest {
     void conditionalDelete() {
         Sandbox created = gateway.create("team", "agent");
         String stale = created.getCurrentExecution().getExecutionToken();
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(created.getId())).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build());
         Sandbox restarted = gateway.stub()
-                .startSandbox(StartSandboxRequest.newBuilder().setTarget(byId(created.getId())).build())
+                .startSandbox(StartSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build())
                 .getSandbox();
 
         GrpcErrors.Failure failure = failure(() -> gateway.stub()
@@ -297,7 +330,9 @@ class ConditionalStopTest {
         String absent = "00000000-0000-4000-8000-000000000001";
 
         GrpcErrors.Failure failure = failure(() -> gateway.stub()
-                .deleteSandbox(DeleteSandboxRequest.newBuilder().setTarget(byId(absent)).build()));
+                .deleteSandbox(DeleteSandboxRequest.newBuilder()
+                        .setTarget(byId(absent))
+                        .build()));
         var allowed = gateway.stub()
                 .deleteSandbox(DeleteSandboxRequest.newBuilder()
                         .setTarget(byId(absent))

@@ -90,7 +90,10 @@ class IdempotencyTest {
         Sandbox first = gateway.create("team", "agent");
         String requestId = newRequestId();
         gateway.stub().stopSandbox(stop(requestId, "team", "agent"));
-        gateway.stub().deleteSandbox(DeleteSandboxRequest.newBuilder().setTarget(byId(first.getId())).build());
+        gateway.stub()
+                .deleteSandbox(DeleteSandboxRequest.newBuilder()
+                        .setTarget(byId(first.getId()))
+                        .build());
         Sandbox second = gateway.create("team", "agent");
 
         StopSandboxResponse replay = gateway.stub().stopSandbox(stop(requestId, "team", "agent"));
@@ -98,7 +101,9 @@ class IdempotencyTest {
         assertThat(replay.getReplayed()).isTrue();
         assertThat(replay.hasSandbox()).isFalse();
         assertThat(gateway.stub()
-                        .getSandbox(GetSandboxRequest.newBuilder().setTarget(byId(second.getId())).build())
+                        .getSandbox(GetSandboxRequest.newBuilder()
+                                .setTarget(byId(second.getId()))
+                                .build())
                         .getSandbox()
                         .getPhase())
                 .isEqualTo(Phase.READY);
@@ -180,13 +185,15 @@ class IdempotencyTest {
                         .build());
 
         Operation operation = gateway.stub()
-                .getOperation(GetOperationRequest.newBuilder().setRequestId(requestId).build());
+                .getOperation(
+                        GetOperationRequest.newBuilder().setRequestId(requestId).build());
 
         assertThat(operation.getDone()).isTrue();
         assertThat(operation.getMethod()).isEqualTo("CreateSandbox");
         assertThat(operation.getSandboxId()).isEqualTo(created.getSandbox().getId());
         assertThat(operation.getGeneration()).isEqualTo(1);
-        assertThat(operation.getCreate().getSandbox().getId()).isEqualTo(created.getSandbox().getId());
+        assertThat(operation.getCreate().getSandbox().getId())
+                .isEqualTo(created.getSandbox().getId());
     }
 
     @Test
@@ -196,7 +203,8 @@ class IdempotencyTest {
         failure(() -> gateway.stub().stopSandbox(stop(requestId, "team", "absent")));
 
         Operation operation = gateway.stub()
-                .getOperation(GetOperationRequest.newBuilder().setRequestId(requestId).build());
+                .getOperation(
+                        GetOperationRequest.newBuilder().setRequestId(requestId).build());
 
         assertThat(operation.getDone()).isTrue();
         assertThat(operation.getError().getCode()).isEqualTo(Status.Code.NOT_FOUND.value());
@@ -207,13 +215,16 @@ class IdempotencyTest {
     void recordsArePruned() {
         String requestId = newRequestId();
         gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "agent").setRequestId(requestId).build());
+                .createSandbox(TestGateway.createRequest("team", "agent")
+                        .setRequestId(requestId)
+                        .build());
 
         int pruned = gateway.gateway().lifecycle().pruneRequests(Instant.now().plusSeconds(1));
 
         assertThat(pruned).isEqualTo(1);
         GrpcErrors.Failure failure = failure(() -> gateway.stub()
-                .getOperation(GetOperationRequest.newBuilder().setRequestId(requestId).build()));
+                .getOperation(
+                        GetOperationRequest.newBuilder().setRequestId(requestId).build()));
         assertThat(failure.reason()).isEqualTo("OPERATION_NOT_FOUND");
     }
 
@@ -221,11 +232,15 @@ class IdempotencyTest {
     @DisplayName("a malformed request_id is INVALID_ARGUMENT and nothing is written")
     void malformedRequestId() {
         GrpcErrors.Failure failure = failure(() -> gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "agent").setRequestId("not-a-uuid").build()));
+                .createSandbox(TestGateway.createRequest("team", "agent")
+                        .setRequestId("not-a-uuid")
+                        .build()));
 
         assertThat(failure.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
         assertThat(failure.field()).contains("request_id");
-        assertThat(gateway.stub().listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesCount())
+        assertThat(gateway.stub()
+                        .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                        .getSandboxesCount())
                 .isZero();
         assertThat(gateway.driver().calls(FakeDriver.Method.CREATE)).isZero();
     }
@@ -235,10 +250,14 @@ class IdempotencyTest {
     void invalidInputIsNotRecorded() {
         String requestId = newRequestId();
         failure(() -> gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "Not_A_Label").setRequestId(requestId).build()));
+                .createSandbox(TestGateway.createRequest("team", "Not_A_Label")
+                        .setRequestId(requestId)
+                        .build()));
 
         CreateSandboxResponse created = gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "agent").setRequestId(requestId).build());
+                .createSandbox(TestGateway.createRequest("team", "agent")
+                        .setRequestId(requestId)
+                        .build());
 
         assertThat(created.getReplayed()).isFalse();
     }
@@ -248,10 +267,14 @@ class IdempotencyTest {
     void createReplay() {
         String requestId = newRequestId();
         CreateSandboxResponse first = gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "agent").setRequestId(requestId).build());
+                .createSandbox(TestGateway.createRequest("team", "agent")
+                        .setRequestId(requestId)
+                        .build());
 
         CreateSandboxResponse retry = gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "agent").setRequestId(requestId).build());
+                .createSandbox(TestGateway.createRequest("team", "agent")
+                        .setRequestId(requestId)
+                        .build());
 
         assertThat(retry.getReplayed()).isTrue();
         assertThat(retry.getSandbox().getId()).isEqualTo(first.getSandbox().getId());

@@ -68,11 +68,14 @@ class LifecycleTest {
     }
 
     private StopSandboxResponse stopSandbox(String id) {
-        return gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(id)).build());
+        return gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(id)).build());
     }
 
     private StartSandboxResponse startSandbox(String id) {
-        return gateway.stub().startSandbox(StartSandboxRequest.newBuilder().setTarget(byId(id)).build());
+        return gateway.stub()
+                .startSandbox(
+                        StartSandboxRequest.newBuilder().setTarget(byId(id)).build());
     }
 
     @Test
@@ -134,8 +137,8 @@ class LifecycleTest {
         assertThat(failed.code()).isEqualTo(Status.Code.INTERNAL);
         assertThat(failed.reason()).isEqualTo("DRIVER_INTERNAL");
         assertThat(afterFailure.getPhase()).isEqualTo(Phase.ERROR);
-        assertThat(afterFailure.getConditionsList()).anySatisfy(c -> assertThat(c.getType())
-                .isEqualTo("LAST_OPERATION_FAILED"));
+        assertThat(afterFailure.getConditionsList())
+                .anySatisfy(c -> assertThat(c.getType()).isEqualTo("LAST_OPERATION_FAILED"));
         assertThat(retried.getExecution().getGeneration()).isEqualTo(3);
     }
 
@@ -164,7 +167,9 @@ class LifecycleTest {
 
             assertThat(gateway.driver().calls(FakeDriver.Method.STOP)).isEqualTo(1);
             assertThat(outcomes).containsOnlyOnce(StopOutcome.STOPPED_NOW);
-            assertThat(outcomes).filteredOn(o -> o == StopOutcome.ALREADY_STOPPED).hasSize(99);
+            assertThat(outcomes)
+                    .filteredOn(o -> o == StopOutcome.ALREADY_STOPPED)
+                    .hasSize(99);
         } finally {
             clients.shutdownNow();
         }
@@ -183,8 +188,7 @@ class LifecycleTest {
                 ConditionalStopTest.await(release);
             }
         });
-        CompletableFuture<StopSandboxResponse> slow =
-                CompletableFuture.supplyAsync(() -> stopSandbox(blocked.getId()));
+        CompletableFuture<StopSandboxResponse> slow = CompletableFuture.supplyAsync(() -> stopSandbox(blocked.getId()));
         assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
 
         StopSandboxResponse fast = stopSandbox(free.getId());
@@ -205,12 +209,15 @@ class LifecycleTest {
             entered.countDown();
             ConditionalStopTest.await(release);
         });
-        CompletableFuture<StopSandboxResponse> first = CompletableFuture.supplyAsync(() -> stopSandbox(created.getId()));
+        CompletableFuture<StopSandboxResponse> first =
+                CompletableFuture.supplyAsync(() -> stopSandbox(created.getId()));
         assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
 
         GrpcErrors.Failure busy = failure(() -> gateway.stub()
                 .withDeadlineAfter(300, TimeUnit.MILLISECONDS)
-                .startSandbox(StartSandboxRequest.newBuilder().setTarget(byId(created.getId())).build()));
+                .startSandbox(StartSandboxRequest.newBuilder()
+                        .setTarget(byId(created.getId()))
+                        .build()));
         release.countDown();
 
         assertThat(busy.code()).isEqualTo(Status.Code.DEADLINE_EXCEEDED);
@@ -254,7 +261,8 @@ class LifecycleTest {
     }
 
     private StopSandboxResponse stopSandboxTarget(SandboxTarget target) {
-        return gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(target).build());
+        return gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder().setTarget(target).build());
     }
 
     @Test
@@ -283,7 +291,8 @@ class LifecycleTest {
                 .contains("labels[sandgate.dev/sandbox-id]");
         assertThat(failure(() -> gateway.stub()
                                 .createSandbox(TestGateway.createRequest("team", "agent")
-                                        .setSpec(TestGateway.busybox().toBuilder().putEnvironment("1BAD", "x"))
+                                        .setSpec(TestGateway.busybox().toBuilder()
+                                                .putEnvironment("1BAD", "x"))
                                         .build()))
                         .field())
                 .contains("spec.environment[1BAD]");
@@ -294,11 +303,13 @@ class LifecycleTest {
                         .field())
                 .contains("spec");
         assertThat(failure(() -> stopSandboxTarget(byId("NOT-A-UUID"))).field()).contains("target.id");
-        assertThat(failure(() -> stopSandboxTarget(SandboxTarget.getDefaultInstance())).field())
+        assertThat(failure(() -> stopSandboxTarget(SandboxTarget.getDefaultInstance()))
+                        .field())
                 .contains("target");
         assertThat(failure(() -> gateway.stub()
                                 .createSandbox(TestGateway.createRequest("team", "agent")
-                                        .setSpec(TestGateway.busybox().toBuilder().setImage("invalid/image"))
+                                        .setSpec(TestGateway.busybox().toBuilder()
+                                                .setImage("invalid/image"))
                                         .build()))
                         .field())
                 .contains("spec.image");
@@ -373,7 +384,8 @@ class LifecycleTest {
         assertThat(call.get(30, TimeUnit.SECONDS).code()).isEqualTo(Status.Code.CANCELLED);
         release.countDown();
 
-        assertThat(eventually(() -> get(byId(created.getId())).getPhase() == Phase.STOPPED)).isTrue();
+        assertThat(eventually(() -> get(byId(created.getId())).getPhase() == Phase.STOPPED))
+                .isTrue();
         assertThat(gateway.driver().calls(FakeDriver.Method.STOP)).isEqualTo(1);
     }
 

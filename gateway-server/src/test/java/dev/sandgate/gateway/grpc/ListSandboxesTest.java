@@ -82,13 +82,19 @@ class ListSandboxesTest {
     @DisplayName("filters by workspace, labels and phase")
     void filters() {
         Sandbox d = gateway.stub()
-                .listSandboxes(ListSandboxesRequest.newBuilder().setWorkspace("team").build())
+                .listSandboxes(
+                        ListSandboxesRequest.newBuilder().setWorkspace("team").build())
                 .getSandboxesList()
                 .get(3);
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(d.getId())).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(d.getId()))
+                        .build());
 
         assertThat(names(gateway.stub()
-                        .listSandboxes(ListSandboxesRequest.newBuilder().setWorkspace("other").build())))
+                        .listSandboxes(ListSandboxesRequest.newBuilder()
+                                .setWorkspace("other")
+                                .build())))
                 .containsExactly("other/a");
         assertThat(names(gateway.stub()
                         .listSandboxes(ListSandboxesRequest.newBuilder()
@@ -123,7 +129,9 @@ class ListSandboxesTest {
                         .field())
                 .contains("page_token");
         assertThat(failure(() -> gateway.stub()
-                                .listSandboxes(ListSandboxesRequest.newBuilder().setPageSize(5000).build()))
+                                .listSandboxes(ListSandboxesRequest.newBuilder()
+                                        .setPageSize(5000)
+                                        .build()))
                         .field())
                 .contains("page_size");
     }

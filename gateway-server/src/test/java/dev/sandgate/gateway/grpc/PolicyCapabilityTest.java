@@ -33,13 +33,15 @@ class PolicyCapabilityTest {
                 TestGateway.Transport.IN_PROCESS,
                 FakeDriver.capabilitiesWithout(Set.of(PolicyField.MEMORY_LIMIT), true))) {
             GrpcErrors.Failure failure = failure(() -> gateway.stub()
-                    .createSandbox(TestGateway.createRequest(
-                                    "team", "agent", PolicyCaptureTest.ORIGINAL, PolicyMode.LIVE)
-                            .build()));
+                    .createSandbox(
+                            TestGateway.createRequest("team", "agent", PolicyCaptureTest.ORIGINAL, PolicyMode.LIVE)
+                                    .build()));
 
             assertThat(failure.code()).isEqualTo(Status.Code.FAILED_PRECONDITION);
             assertThat(failure.reason()).isEqualTo("DRIVER_CAPABILITY_MISSING");
-            assertThat(gateway.stub().listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesCount())
+            assertThat(gateway.stub()
+                            .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                            .getSandboxesCount())
                     .isZero();
             assertThat(gateway.driver().calls(FakeDriver.Method.CREATE)).isZero();
         }
@@ -51,11 +53,14 @@ class PolicyCapabilityTest {
         try (TestGateway gateway = TestGateway.start(
                 root, TestGateway.Transport.IN_PROCESS, FakeDriver.capabilitiesWithout(Set.of(), false))) {
             Sandbox sandbox = gateway.stub()
-                    .createSandbox(TestGateway.createRequest(
-                                    "team", "agent", PolicyCaptureTest.ORIGINAL, PolicyMode.LIVE)
-                            .build())
+                    .createSandbox(
+                            TestGateway.createRequest("team", "agent", PolicyCaptureTest.ORIGINAL, PolicyMode.LIVE)
+                                    .build())
                     .getSandbox();
-            gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(sandbox.getId())).build());
+            gateway.stub()
+                    .stopSandbox(StopSandboxRequest.newBuilder()
+                            .setTarget(byId(sandbox.getId()))
+                            .build());
 
             GrpcErrors.Failure failure = failure(() -> gateway.stub()
                     .updateSandboxPolicy(UpdateSandboxPolicyRequest.newBuilder()

@@ -21,11 +21,9 @@ import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.LaunchInput;
-import dev.sandgate.spi.PolicyField;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.util.List;
-import java.util.Set;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
@@ -41,9 +39,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 class PolicyCaptureTest {
     static final String ORIGINAL = "{\"static\":{\"memory_limit_bytes\":536870912,\"pids_limit\":256}}";
     static final String NARROWED = "{\"static\":{\"memory_limit_bytes\":268435456,\"pids_limit\":128}}";
-    static final String ALLOW_LIST =
-            "{\"static\":{\"memory_limit_bytes\":536870912,\"pids_limit\":256},"
-                    + "\"dynamic\":{\"network_allow_list\":[\"example.com:443\"]}}";
+    static final String ALLOW_LIST = "{\"static\":{\"memory_limit_bytes\":536870912,\"pids_limit\":256},"
+            + "\"dynamic\":{\"network_allow_list\":[\"example.com:443\"]}}";
 
     @Parameter
     TestGateway.Transport transport;
@@ -65,12 +62,14 @@ class PolicyCaptureTest {
 
     private Sandbox create(PolicyMode mode) {
         return gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "agent", ORIGINAL, mode).build())
+                .createSandbox(TestGateway.createRequest("team", "agent", ORIGINAL, mode)
+                        .build())
                 .getSandbox();
     }
 
     private void stopSandbox(String id) {
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(id)).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(id)).build());
     }
 
     private StartSandboxResponse startSandbox(String id, String requestId) {
@@ -138,7 +137,8 @@ class PolicyCaptureTest {
                 .toList();
         assertThat(ofGeneration2).isNotEmpty().allSatisfy(l -> {
             assertThat(l.policy().revision()).isEqualTo(2);
-            assertThat(l.policy().digest()).isEqualTo(PolicyDocument.parse(NARROWED).digest());
+            assertThat(l.policy().digest())
+                    .isEqualTo(PolicyDocument.parse(NARROWED).digest());
         });
     }
 
@@ -159,7 +159,8 @@ class PolicyCaptureTest {
         LaunchInput recovered = gateway.driver().launches().getFirst();
         assertThat(recovered.generation()).isEqualTo(2);
         assertThat(recovered.policy().revision()).isEqualTo(2);
-        assertThat(recovered.policy().digest()).isEqualTo(PolicyDocument.parse(NARROWED).digest());
+        assertThat(recovered.policy().digest())
+                .isEqualTo(PolicyDocument.parse(NARROWED).digest());
         assertThat(replay.getReplayed()).isTrue();
         assertThat(replay.getSandbox().getLaunchInput().getPolicyRevision()).isEqualTo(2);
     }
@@ -182,7 +183,9 @@ class PolicyCaptureTest {
 
         UpdateSandboxPolicyResponse updated = update(sandbox.getId(), ALLOW_LIST);
         GetSandboxPolicyResponse policy = gateway.stub()
-                .getSandboxPolicy(GetSandboxPolicyRequest.newBuilder().setTarget(byId(sandbox.getId())).build());
+                .getSandboxPolicy(GetSandboxPolicyRequest.newBuilder()
+                        .setTarget(byId(sandbox.getId()))
+                        .build());
 
         assertThat(updated.getChanged()).isTrue();
         assertThat(policy.getAdmitted().getRevision()).isEqualTo(2);
@@ -223,7 +226,8 @@ class PolicyCaptureTest {
         LaunchInput recovered = gateway.driver().launches().getFirst();
         assertThat(recovered.generation()).isEqualTo(2);
         assertThat(recovered.policy().revision()).isEqualTo(1);
-        assertThat(recovered.policy().digest()).isEqualTo(PolicyDocument.parse(ORIGINAL).digest());
+        assertThat(recovered.policy().digest())
+                .isEqualTo(PolicyDocument.parse(ORIGINAL).digest());
     }
 
     @Test
@@ -247,8 +251,9 @@ class PolicyCaptureTest {
     void unchangedUpdate() {
         Sandbox sandbox = create(PolicyMode.LIVE);
 
-        UpdateSandboxPolicyResponse same = update(sandbox.getId(), "{ \"static\" : { \"pids_limit\" : 256,"
-                + " \"memory_limit_bytes\" : 536870912.0 }, \"version\": 1 }");
+        UpdateSandboxPolicyResponse same = update(
+                sandbox.getId(),
+                "{ \"static\" : { \"pids_limit\" : 256," + " \"memory_limit_bytes\" : 536870912.0 }, \"version\": 1 }");
 
         assertThat(same.getChanged()).isFalse();
         assertThat(same.getAdmitted().getRevision()).isEqualTo(1);
@@ -260,7 +265,9 @@ class PolicyCaptureTest {
         Sandbox sandbox = gateway.create("team", "agent");
 
         GetSandboxPolicyResponse policy = gateway.stub()
-                .getSandboxPolicy(GetSandboxPolicyRequest.newBuilder().setTarget(byId(sandbox.getId())).build());
+                .getSandboxPolicy(GetSandboxPolicyRequest.newBuilder()
+                        .setTarget(byId(sandbox.getId()))
+                        .build());
 
         assertThat(policy.getMode()).isEqualTo(PolicyMode.LIVE);
         assertThat(policy.getAdmitted().getDigest()).isEqualTo(PolicyDocument.DEFAULT.digest());
@@ -277,14 +284,16 @@ class PolicyCaptureTest {
         String oversized = "{\"dynamic\":{\"network_allow_list\":[\"" + "a".repeat(70_000) + "\"]}}";
 
         GrpcErrors.Failure tooBig = failure(() -> gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "agent", oversized, PolicyMode.LIVE).build()));
+                .createSandbox(TestGateway.createRequest("team", "agent", oversized, PolicyMode.LIVE)
+                        .build()));
         GrpcErrors.Failure unknownField = failure(() -> gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "agent", "{\"static\":{\"privileged\":true}}", PolicyMode.LIVE)
+                .createSandbox(TestGateway.createRequest(
+                                "team", "agent", "{\"static\":{\"privileged\":true}}", PolicyMode.LIVE)
                         .build()));
         GrpcErrors.Failure duplicate = failure(() -> gateway.stub()
-                .createSandbox(TestGateway.createRequest(
-                                "team", "agent", "{\"version\":1,\"version\":1}", PolicyMode.LIVE)
-                        .build()));
+                .createSandbox(
+                        TestGateway.createRequest("team", "agent", "{\"version\":1,\"version\":1}", PolicyMode.LIVE)
+                                .build()));
 
         assertThat(tooBig.field()).contains("policy.document");
         assertThat(unknownField.field()).contains("policy.static.privileged");

@@ -53,19 +53,30 @@ class ReferenceDriverSeedWorkflowsTest {
     void conditionalStop() {
         Sandbox first = gateway.create("team", "agent");
         String firstToken = first.getCurrentExecution().getExecutionToken();
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(first.getId())).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(first.getId()))
+                        .build());
         StartSandboxResponse restarted = gateway.stub()
-                .startSandbox(StartSandboxRequest.newBuilder().setTarget(byId(first.getId())).build());
+                .startSandbox(StartSandboxRequest.newBuilder()
+                        .setTarget(byId(first.getId()))
+                        .build());
 
-        assertThat(failure(() -> gateway.stub().stopSandbox(conditionalStop(firstToken))).reason())
+        assertThat(failure(() -> gateway.stub().stopSandbox(conditionalStop(firstToken)))
+                        .reason())
                 .isEqualTo("STALE_EXECUTION");
         String secondToken = restarted.getExecution().getExecutionToken();
-        gateway.stub().deleteSandbox(DeleteSandboxRequest.newBuilder().setTarget(byId(first.getId())).build());
+        gateway.stub()
+                .deleteSandbox(DeleteSandboxRequest.newBuilder()
+                        .setTarget(byId(first.getId()))
+                        .build());
         Sandbox replacement = gateway.create("team", "agent");
-        assertThat(failure(() -> gateway.stub().stopSandbox(conditionalStop(secondToken))).reason())
+        assertThat(failure(() -> gateway.stub().stopSandbox(conditionalStop(secondToken)))
+                        .reason())
                 .isEqualTo("STALE_EXECUTION");
         assertThat(gateway.stub()
-                        .stopSandbox(conditionalStop(replacement.getCurrentExecution().getExecutionToken()))
+                        .stopSandbox(conditionalStop(
+                                replacement.getCurrentExecution().getExecutionToken()))
                         .getOutcome())
                 .isEqualTo(StopOutcome.STOPPED_NOW);
     }
@@ -78,11 +89,15 @@ class ReferenceDriverSeedWorkflowsTest {
                         .build())
                 .getSandbox();
         Sandbox frozen = gateway.stub()
-                .createSandbox(TestGateway.createRequest("team", "frozen", PolicyCaptureTest.ORIGINAL, PolicyMode.FROZEN)
-                        .build())
+                .createSandbox(
+                        TestGateway.createRequest("team", "frozen", PolicyCaptureTest.ORIGINAL, PolicyMode.FROZEN)
+                                .build())
                 .getSandbox();
         for (Sandbox s : new Sandbox[] {live, frozen}) {
-            gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(s.getId())).build());
+            gateway.stub()
+                    .stopSandbox(StopSandboxRequest.newBuilder()
+                            .setTarget(byId(s.getId()))
+                            .build());
         }
 
         gateway.stub()
@@ -102,7 +117,9 @@ class ReferenceDriverSeedWorkflowsTest {
                 .build();
         Sandbox liveStarted = gateway.stub().startSandbox(liveStart).getSandbox();
         Sandbox frozenStarted = gateway.stub()
-                .startSandbox(StartSandboxRequest.newBuilder().setTarget(byId(frozen.getId())).build())
+                .startSandbox(StartSandboxRequest.newBuilder()
+                        .setTarget(byId(frozen.getId()))
+                        .build())
                 .getSandbox();
         StartSandboxResponse retry = gateway.stub().startSandbox(liveStart);
 

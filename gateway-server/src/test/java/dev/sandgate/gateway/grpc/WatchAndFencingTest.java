@@ -70,12 +70,16 @@ class WatchAndFencingTest {
     }
 
     private static SandboxObservation observation(Sandbox sandbox, long generation, SandboxState state) {
-        return new SandboxObservation(ref(sandbox), generation, state, sandbox.getLaunchInput().getPolicyDigest(), Map.of(), "");
+        return new SandboxObservation(
+                ref(sandbox), generation, state, sandbox.getLaunchInput().getPolicyDigest(), Map.of(), "");
     }
 
     private void stopAndStart(String id) {
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(id)).build());
-        gateway.stub().startSandbox(StartSandboxRequest.newBuilder().setTarget(byId(id)).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(id)).build());
+        gateway.stub()
+                .startSandbox(
+                        StartSandboxRequest.newBuilder().setTarget(byId(id)).build());
     }
 
     @Test
@@ -85,12 +89,16 @@ class WatchAndFencingTest {
         gateway.create("team", "b");
         gateway.create("elsewhere", "c");
         try (WatchClient watch = new WatchClient(
-                gateway.asyncStub(), WatchSandboxesRequest.newBuilder().setWorkspace("team").build())) {
+                gateway.asyncStub(),
+                WatchSandboxesRequest.newBuilder().setWorkspace("team").build())) {
             List<WatchSandboxesResponse> snapshot = watch.snapshot();
 
-            gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(a.getId())).build());
-            WatchSandboxesResponse stopped = watch.nextMatching(
-                    e -> e.getType() == WatchEventType.MODIFIED && e.getSandbox().getPhase() == Phase.STOPPED);
+            gateway.stub()
+                    .stopSandbox(StopSandboxRequest.newBuilder()
+                            .setTarget(byId(a.getId()))
+                            .build());
+            WatchSandboxesResponse stopped = watch.nextMatching(e ->
+                    e.getType() == WatchEventType.MODIFIED && e.getSandbox().getPhase() == Phase.STOPPED);
 
             assertThat(snapshot).extracting(e -> e.getSandbox().getName()).containsExactly("a", "b");
             assertThat(snapshot).allSatisfy(e -> assertThat(e.getType()).isEqualTo(WatchEventType.SNAPSHOT));
@@ -108,7 +116,8 @@ class WatchAndFencingTest {
             watch.snapshot();
 
             gateway.driver().emit(new SandboxEvent.Snapshot(observation(sandbox, 1, SandboxState.RUNNING)));
-            WatchSandboxesResponse late = watch.nextMatching(e -> e.getObservation().getGeneration() == 1);
+            WatchSandboxesResponse late =
+                    watch.nextMatching(e -> e.getObservation().getGeneration() == 1);
 
             assertThat(late.getObservation().getExecutionToken()).isEqualTo(firstToken);
             assertThat(late.getSandbox().getCurrentExecution().getGeneration()).isEqualTo(2);
@@ -157,10 +166,13 @@ class WatchAndFencingTest {
     void unknownIdCreatesNothing() {
         SandboxRef stranger = new SandboxRef(Identifiers.newSandboxId(), "team", "stranger");
 
-        gateway.driver().emit(new SandboxEvent.Snapshot(
-                new SandboxObservation(stranger, 1, SandboxState.RUNNING, "sha256:" + "0".repeat(64), Map.of(), "")));
+        gateway.driver()
+                .emit(new SandboxEvent.Snapshot(new SandboxObservation(
+                        stranger, 1, SandboxState.RUNNING, "sha256:" + "0".repeat(64), Map.of(), "")));
 
-        assertThat(gateway.stub().listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesCount())
+        assertThat(gateway.stub()
+                        .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                        .getSandboxesCount())
                 .isZero();
     }
 
@@ -175,7 +187,9 @@ class WatchAndFencingTest {
             ConditionalStopTest.await(release);
         });
         CompletableFuture<?> stop = CompletableFuture.runAsync(() -> gateway.stub()
-                .stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(sandbox.getId())).build()));
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(sandbox.getId()))
+                        .build()));
         assertThat(entered.await(30, TimeUnit.SECONDS)).isTrue();
 
         gateway.driver().emit(new SandboxEvent.Deleted(ref(sandbox), 1));
@@ -197,7 +211,8 @@ class WatchAndFencingTest {
 
         Sandbox now = get(sandbox.getId());
         assertThat(now.getPhase()).isEqualTo(Phase.ERROR);
-        assertThat(now.getConditionsList()).anySatisfy(c -> assertThat(c.getType()).isEqualTo("RUNTIME_MISSING"));
+        assertThat(now.getConditionsList())
+                .anySatisfy(c -> assertThat(c.getType()).isEqualTo("RUNTIME_MISSING"));
     }
 
     @Test

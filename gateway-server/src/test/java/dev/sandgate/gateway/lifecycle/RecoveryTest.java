@@ -77,7 +77,9 @@ class RecoveryTest {
         gateway.driver().failNext(FakeDriver.Method.STOP, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
 
         GrpcErrors.Failure pending = failure(() -> gateway.stub()
-                .stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(sandbox.getId())).build()));
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(sandbox.getId()))
+                        .build()));
 
         assertThat(pending.code()).isEqualTo(Status.Code.UNAVAILABLE);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
@@ -98,7 +100,8 @@ class RecoveryTest {
 
         Sandbox now = get(sandbox.getId());
         assertThat(now.getPhase()).isEqualTo(Phase.ERROR);
-        assertThat(now.getConditionsList()).anySatisfy(c -> assertThat(c.getType()).isEqualTo("RUNTIME_MISSING"));
+        assertThat(now.getConditionsList())
+                .anySatisfy(c -> assertThat(c.getType()).isEqualTo("RUNTIME_MISSING"));
     }
 
     @Test
@@ -113,7 +116,9 @@ class RecoveryTest {
         assertThat(gateway.gateway().lifecycle().unmanagedResources())
                 .extracting(SandboxObservation::ref)
                 .containsExactly(stranger);
-        assertThat(gateway.stub().listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList())
+        assertThat(gateway.stub()
+                        .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                        .getSandboxesList())
                 .extracting(Sandbox::getName)
                 .containsExactly("agent");
     }
@@ -122,8 +127,14 @@ class RecoveryTest {
     @DisplayName("no lock entries are left behind after operations finish")
     void locksDoNotLeak() {
         Sandbox sandbox = gateway.create("team", "agent");
-        gateway.stub().stopSandbox(StopSandboxRequest.newBuilder().setTarget(byId(sandbox.getId())).build());
-        gateway.stub().deleteSandbox(DeleteSandboxRequest.newBuilder().setTarget(byId(sandbox.getId())).build());
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(sandbox.getId()))
+                        .build());
+        gateway.stub()
+                .deleteSandbox(DeleteSandboxRequest.newBuilder()
+                        .setTarget(byId(sandbox.getId()))
+                        .build());
 
         assertThat(gateway.gateway().lifecycle().lockEntries()).isZero();
     }

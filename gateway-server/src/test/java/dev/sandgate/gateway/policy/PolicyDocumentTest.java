@@ -17,8 +17,9 @@ class PolicyDocumentTest {
     void equivalentDocumentsShareTheDigest() {
         PolicyDocument a = PolicyDocument.parse(
                 "{\"static\":{\"drop_capabilities\":[\"NET_RAW\",\"ALL\"],\"memory_limit_bytes\":512}}");
-        PolicyDocument b = PolicyDocument.parse("{ \"version\": 1, \"dynamic\": {}, \"static\": {\"memory_limit_bytes\":"
-                + " 512.0, \"network_mode\": \"none\", \"drop_capabilities\": [\"ALL\", \"NET_RAW\", \"ALL\"]}}");
+        PolicyDocument b = PolicyDocument.parse(
+                "{ \"version\": 1, \"dynamic\": {}, \"static\": {\"memory_limit_bytes\":"
+                        + " 512.0, \"network_mode\": \"none\", \"drop_capabilities\": [\"ALL\", \"NET_RAW\", \"ALL\"]}}");
 
         assertThat(a.canonicalText()).isEqualTo(b.canonicalText());
         assertThat(a.digest()).isEqualTo(b.digest()).isEqualTo(LaunchPolicy.digestOf(a.canonicalDocument()));
@@ -54,7 +55,8 @@ class PolicyDocumentTest {
     void roundTrip() {
         PolicyDocument document = PolicyDocument.parse("{\"static\":{\"pids_limit\":9}}");
 
-        assertThat(PolicyDocument.fromCanonical(document.canonicalDocument()).digest()).isEqualTo(document.digest());
+        assertThat(PolicyDocument.fromCanonical(document.canonicalDocument()).digest())
+                .isEqualTo(document.digest());
     }
 
     @Test
@@ -65,7 +67,8 @@ class PolicyDocumentTest {
         assertThat(PolicyDocument.parse("{\"static\":{\"pids_limit\":9},\"dynamic\":{\"network_allow_list\":[\"x\"]}}")
                         .staticDiffers(base))
                 .isFalse();
-        assertThat(PolicyDocument.parse("{\"static\":{\"pids_limit\":10}}").staticDiffers(base)).isTrue();
+        assertThat(PolicyDocument.parse("{\"static\":{\"pids_limit\":10}}").staticDiffers(base))
+                .isTrue();
     }
 
     private static String fieldOf(String json) {

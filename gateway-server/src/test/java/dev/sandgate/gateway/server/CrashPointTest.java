@@ -78,10 +78,14 @@ class CrashPointTest {
 
     private GatewayProcess gateway(String name, Optional<FaultPoint> fault) throws Exception {
         List<String> args = new ArrayList<>(List.of(
-                "--data-dir", dataDir.toString(),
-                "--driver", ReferenceDriverProvider.NAME,
-                "--driver-property", ReferenceDriverProvider.DIRECTORY + "=" + backendDir,
-                "--gateway-id", GATEWAY_ID));
+                "--data-dir",
+                dataDir.toString(),
+                "--driver",
+                ReferenceDriverProvider.NAME,
+                "--driver-property",
+                ReferenceDriverProvider.DIRECTORY + "=" + backendDir,
+                "--gateway-id",
+                GATEWAY_ID));
         fault.ifPresent(point -> args.addAll(List.of("--enable-test-faults", "--fault-point", point.externalName())));
         GatewayProcess process = GatewayProcess.start(root, name, args);
         processes.add(process);
@@ -108,23 +112,29 @@ class CrashPointTest {
 
     /** Every stored sandbox has exactly one runtime resource and every runtime resource has a stored sandbox. */
     private void assertNothingDuplicatedOrphanedOrLost(GatewayProcess gateway) {
-        List<Sandbox> stored =
-                gateway.stub().listSandboxes(ListSandboxesRequest.getDefaultInstance()).getSandboxesList();
+        List<Sandbox> stored = gateway.stub()
+                .listSandboxes(ListSandboxesRequest.getDefaultInstance())
+                .getSandboxesList();
         List<SandboxObservation> runtime = runtime();
         assertThat(runtime.stream().map(o -> o.ref().id()))
-                .containsExactlyInAnyOrderElementsOf(stored.stream().map(Sandbox::getId).toList());
+                .containsExactlyInAnyOrderElementsOf(
+                        stored.stream().map(Sandbox::getId).toList());
         for (Sandbox sandbox : stored) {
             SandboxObservation observed = runtime.stream()
                     .filter(o -> o.ref().id().equals(sandbox.getId()))
                     .findFirst()
                     .orElseThrow();
-            assertThat(observed.generation()).isEqualTo(sandbox.getCurrentExecution().getGeneration());
-            assertThat(observed.policyDigest()).isEqualTo(sandbox.getLaunchInput().getPolicyDigest());
+            assertThat(observed.generation())
+                    .isEqualTo(sandbox.getCurrentExecution().getGeneration());
+            assertThat(observed.policyDigest())
+                    .isEqualTo(sandbox.getLaunchInput().getPolicyDigest());
         }
     }
 
     private static CreateSandboxRequest createRequest(String requestId) {
-        return TestGateway.createRequest("team", "agent").setRequestId(requestId).build();
+        return TestGateway.createRequest("team", "agent")
+                .setRequestId(requestId)
+                .build();
     }
 
     private Sandbox get(GatewayProcess gateway, String id) {
@@ -156,11 +166,13 @@ class CrashPointTest {
         assertThat(sandbox.getCurrentExecution().getGeneration()).isEqualTo(1);
         assertThat(sandbox.getPhase()).isIn(Phase.PROVISIONING, Phase.READY);
         assertThat(second.stub()
-                        .stopSandbox(conditionalStop(newRequestId(), sandbox.getCurrentExecution().getExecutionToken()))
+                        .stopSandbox(conditionalStop(
+                                newRequestId(), sandbox.getCurrentExecution().getExecutionToken()))
                         .getOutcome())
                 .isEqualTo(StopOutcome.STOPPED_NOW);
         Operation operation = second.stub()
-                .getOperation(GetOperationRequest.newBuilder().setRequestId(requestId).build());
+                .getOperation(
+                        GetOperationRequest.newBuilder().setRequestId(requestId).build());
         assertThat(operation.getDone()).isTrue();
         assertThat(operation.getSandboxId()).isEqualTo(sandbox.getId());
         assertNothingDuplicatedOrphanedOrLost(second);
@@ -168,7 +180,8 @@ class CrashPointTest {
 
     private void stopCrash(FaultPoint point) throws Exception {
         GatewayProcess first = gateway("first", Optional.of(point));
-        Sandbox created = first.stub().createSandbox(createRequest(newRequestId())).getSandbox();
+        Sandbox created =
+                first.stub().createSandbox(createRequest(newRequestId())).getSandbox();
         String tokenBeforeCrash = created.getCurrentExecution().getExecutionToken();
         String requestId = newRequestId();
 
@@ -177,7 +190,8 @@ class CrashPointTest {
         GatewayProcess second = gateway("second", Optional.empty());
         StopSandboxResponse replay = second.stub().stopSandbox(conditionalStop(requestId, tokenBeforeCrash));
 
-        assertThat(between).isEqualTo(point == FaultPoint.STOP_AFTER_INTENT ? SandboxState.RUNNING : SandboxState.STOPPED);
+        assertThat(between)
+                .isEqualTo(point == FaultPoint.STOP_AFTER_INTENT ? SandboxState.RUNNING : SandboxState.STOPPED);
         assertThat(replay.getReplayed()).isTrue();
         assertThat(replay.getOutcome()).isEqualTo(StopOutcome.STOPPED_NOW);
         assertThat(replay.getGeneration()).isEqualTo(1);
@@ -189,7 +203,8 @@ class CrashPointTest {
 
     private void startCrash(FaultPoint point) throws Exception {
         GatewayProcess first = gateway("first", Optional.of(point));
-        Sandbox created = first.stub().createSandbox(createRequest(newRequestId())).getSandbox();
+        Sandbox created =
+                first.stub().createSandbox(createRequest(newRequestId())).getSandbox();
         String tokenBeforeCrash = created.getCurrentExecution().getExecutionToken();
         first.stub().stopSandbox(conditionalStop(newRequestId(), tokenBeforeCrash));
         StartSandboxRequest start = StartSandboxRequest.newBuilder()
@@ -210,10 +225,12 @@ class CrashPointTest {
         assertThat(sandbox.getCurrentExecution().getGeneration()).isEqualTo(2);
         assertThat(sandbox.getLaunchInput().getGeneration()).isEqualTo(2);
         assertThat(sandbox.getPhase()).isIn(Phase.PROVISIONING, Phase.READY);
-        GrpcErrors.Failure stale = failure(() -> second.stub().stopSandbox(conditionalStop(newRequestId(), tokenBeforeCrash)));
+        GrpcErrors.Failure stale =
+                failure(() -> second.stub().stopSandbox(conditionalStop(newRequestId(), tokenBeforeCrash)));
         assertThat(stale.reason()).isEqualTo("STALE_EXECUTION");
         assertThat(second.stub()
-                        .stopSandbox(conditionalStop(newRequestId(), replay.getExecution().getExecutionToken()))
+                        .stopSandbox(conditionalStop(
+                                newRequestId(), replay.getExecution().getExecutionToken()))
                         .getOutcome())
                 .isEqualTo(StopOutcome.STOPPED_NOW);
         assertNothingDuplicatedOrphanedOrLost(second);
@@ -221,7 +238,8 @@ class CrashPointTest {
 
     private void deleteCrash(FaultPoint point) throws Exception {
         GatewayProcess first = gateway("first", Optional.of(point));
-        Sandbox created = first.stub().createSandbox(createRequest(newRequestId())).getSandbox();
+        Sandbox created =
+                first.stub().createSandbox(createRequest(newRequestId())).getSandbox();
         String tokenBeforeCrash = created.getCurrentExecution().getExecutionToken();
         DeleteSandboxRequest delete = DeleteSandboxRequest.newBuilder()
                 .setRequestId(newRequestId())
@@ -240,7 +258,8 @@ class CrashPointTest {
         assertThat(replay.getSandboxId()).isEqualTo(created.getId());
         assertThat(failure(() -> get(second, created.getId())).code()).isEqualTo(Status.Code.NOT_FOUND);
         second.stub().createSandbox(createRequest(newRequestId()));
-        GrpcErrors.Failure stale = failure(() -> second.stub().stopSandbox(conditionalStop(newRequestId(), tokenBeforeCrash)));
+        GrpcErrors.Failure stale =
+                failure(() -> second.stub().stopSandbox(conditionalStop(newRequestId(), tokenBeforeCrash)));
         assertThat(stale.reason()).isEqualTo("STALE_EXECUTION");
         assertNothingDuplicatedOrphanedOrLost(second);
     }

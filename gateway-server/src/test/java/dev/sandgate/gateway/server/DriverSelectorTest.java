@@ -18,7 +18,8 @@ class DriverSelectorTest {
     void explicitName() {
         var config = new DriverConfig(Map.of("fake.directory", "/tmp/x"));
 
-        assertThat(DriverSelector.select(Optional.of("fake"), config, LOADER).name()).isEqualTo("fake");
+        assertThat(DriverSelector.select(Optional.of("fake"), config, LOADER).name())
+                .isEqualTo("fake");
     }
 
     @Test
@@ -26,7 +27,8 @@ class DriverSelectorTest {
     void highestPriority() {
         var config = new DriverConfig(Map.of("fake.directory", "/tmp/x"));
 
-        assertThat(DriverSelector.select(Optional.empty(), config, LOADER).name()).isEqualTo("reference");
+        assertThat(DriverSelector.select(Optional.empty(), config, LOADER).name())
+                .isEqualTo("reference");
     }
 
     @Test

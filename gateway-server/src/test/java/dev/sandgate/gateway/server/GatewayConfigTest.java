@@ -43,8 +43,14 @@ class GatewayConfigTest {
                         + "reference.directory=/file/dir\ndocker.host=unix:///file.sock\n");
 
         GatewayConfig config = GatewayConfig.load(
-                new String[] {"--config", file.toString(), "--listen", "127.0.0.1:3333", "--driver-property",
-                    "docker.host=unix:///flag.sock"},
+                new String[] {
+                    "--config",
+                    file.toString(),
+                    "--listen",
+                    "127.0.0.1:3333",
+                    "--driver-property",
+                    "docker.host=unix:///flag.sock"
+                },
                 Map.of(
                         "SANDGATE_LISTEN", "127.0.0.1:2222",
                         "SANDGATE_DRIVER", "env-driver",
@@ -66,8 +72,7 @@ class GatewayConfigTest {
         assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--fault-point", "stop.after-intent"}, Map.of()))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("test faults are not enabled");
-        assertThatThrownBy(() -> GatewayConfig.load(
-                        new String[0], Map.of("SANDGATE_FAULT_POINT", "stop.after-intent")))
+        assertThatThrownBy(() -> GatewayConfig.load(new String[0], Map.of("SANDGATE_FAULT_POINT", "stop.after-intent")))
                 .isInstanceOf(ConfigException.class);
 
         GatewayConfig enabled = GatewayConfig.load(
@@ -110,8 +115,15 @@ class GatewayConfigTest {
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("refusing fault-point create.after-intent");
         assertThat(help).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8))
-                .contains("--listen", "--data-dir", "--driver", "--driver-property", "--token-key-file",
-                        "--enable-test-faults", "--fault-point", "--rotate-token-key");
+                .contains(
+                        "--listen",
+                        "--data-dir",
+                        "--driver",
+                        "--driver-property",
+                        "--token-key-file",
+                        "--enable-test-faults",
+                        "--fault-point",
+                        "--rotate-token-key");
         assertThat(dir).isEmptyDirectory();
     }
 }

@@ -76,10 +76,12 @@ class SqliteStoreTest {
     @DisplayName("an update is a compare-and-set on the resource version")
     void compareAndSet() {
         SandboxRecord v1 = store.write(tx -> tx.insertSandbox(sandbox("a")));
-        SandboxRecord v2 = store.write(tx -> tx.updateSandbox(v1.toBuilder().phase(SandboxPhase.STOPPED).build()));
+        SandboxRecord v2 = store.write(tx ->
+                tx.updateSandbox(v1.toBuilder().phase(SandboxPhase.STOPPED).build()));
 
         assertThat(v2.resourceVersion()).isEqualTo(2);
-        assertThatThrownBy(() -> store.write(tx -> tx.updateSandbox(v1.toBuilder().phase(SandboxPhase.ERROR).build())))
+        assertThatThrownBy(() -> store.write(tx -> tx.updateSandbox(
+                        v1.toBuilder().phase(SandboxPhase.ERROR).build())))
                 .isInstanceOf(StaleRecordException.class);
         assertThat(store.read(tx -> tx.sandbox(v1.id())).orElseThrow().phase()).isEqualTo(SandboxPhase.STOPPED);
     }
@@ -147,7 +149,11 @@ class SqliteStoreTest {
                     return null;
                 }))
                 .isInstanceOf(StaleRecordException.class);
-        assertThat(store.read(tx -> tx.request("r1")).orElseThrow().result().orElseThrow().outcome())
+        assertThat(store.read(tx -> tx.request("r1"))
+                        .orElseThrow()
+                        .result()
+                        .orElseThrow()
+                        .outcome())
                 .isEqualTo("STOPPED_NOW");
         int notYet = store.write(tx -> tx.pruneRequests(t.plusSeconds(1)));
         int pruned = store.write(tx -> tx.pruneRequests(t.plusSeconds(2)));

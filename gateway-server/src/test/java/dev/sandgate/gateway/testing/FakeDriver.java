@@ -69,6 +69,7 @@ public final class FakeDriver implements ComputeDriver {
     private final Map<Method, Consumer<SandboxRef>> beforeHooks = new ConcurrentHashMap<>();
     private final List<SandboxWatcher> watchers = new CopyOnWriteArrayList<>();
     private final List<LaunchInput> launches = new CopyOnWriteArrayList<>();
+    private volatile SandboxState launchState = SandboxState.RUNNING;
 
     public FakeDriver(Path directory, String gatewayId, DriverCapabilities capabilities) {
         this.directory = requireNonNull(directory, "directory is null");
@@ -106,6 +107,11 @@ public final class FakeDriver implements ComputeDriver {
     /** Runs {@code hook} at the start of every call of {@code method} (to block on a latch, say). */
     public void beforeEach(Method method, Consumer<SandboxRef> hook) {
         beforeHooks.put(method, hook);
+    }
+
+    /** The state a launched execution reports first (RUNNING by default; PROVISIONING to test readiness waits). */
+    public void launchState(SandboxState state) {
+        this.launchState = state;
     }
 
     public void clearHooks() {
@@ -169,13 +175,15 @@ public final class FakeDriver implements ComputeDriver {
         Optional<Resource> existing = read(ref.id());
         if (existing.isPresent()) {
             Resource r = existing.get();
-            if (r.generation == launch.generation() && r.digest.equals(launch.policy().digest())) {
+            if (r.generation == launch.generation()
+                    && r.digest.equals(launch.policy().digest())) {
                 return new CreateResult(r.observation(), false);
             }
             throw new DriverException(DriverErrorCode.ALREADY_EXISTS, "sandbox " + ref.id() + " exists");
         }
         for (Resource other : all()) {
-            if (other.ref.workspace().equals(ref.workspace()) && other.ref.name().equals(ref.name())) {
+            if (other.ref.workspace().equals(ref.workspace())
+                    && other.ref.name().equals(ref.name())) {
                 throw new DriverException(
                         DriverErrorCode.FAILED_PRECONDITION,
                         "a resource named " + ref.workspace() + "/" + ref.name() + " carries another id",
@@ -184,7 +192,8 @@ public final class FakeDriver implements ComputeDriver {
             }
         }
         launches.add(launch);
-        Resource created = new Resource(ref, launch.generation(), SandboxState.RUNNING, launch.policy().digest());
+        Resource created = new Resource(
+                ref, launch.generation(), launchState, launch.policy().digest());
         write(created);
         notifyWatchers(new SandboxEvent.Snapshot(created.observation()));
         return new CreateResult(created.observation(), true);
@@ -219,7 +228,7 @@ public final class FakeDriver implements ComputeDriver {
     private synchronized StartResult doStart(SandboxRef ref, LaunchInput launch) {
         capabilities.requireEnforceable(launch.policy());
         Resource r = verified(ref);
-        boolean running = r.state == SandboxState.RUNNING;
+        boolean running = r.state == SandboxState.RUNNING || r.state == SandboxState.PROVISIONING;
         if (r.generation == launch.generation() && running) {
             if (!r.digest.equals(launch.policy().digest())) {
                 throw DriverException.generationMismatch(ref, launch.generation(), r.generation);
@@ -233,7 +242,8 @@ public final class FakeDriver implements ComputeDriver {
             throw new DriverException(DriverErrorCode.UNSUPPORTED, "the fake cannot launch a changed policy");
         }
         launches.add(launch);
-        Resource started = new Resource(r.ref, launch.generation(), SandboxState.RUNNING, launch.policy().digest());
+        Resource started = new Resource(
+                r.ref, launch.generation(), launchState, launch.policy().digest());
         write(started);
         notifyWatchers(new SandboxEvent.Snapshot(started.observation()));
         return new StartResult(started.observation(), true);

@@ -34,7 +34,6 @@ public final class FakeDriverProvider implements ComputeDriverProvider {
 
     @Override
     public ComputeDriver create(DriverConfig config, DriverContext context) {
-        return new FakeDriver(
-                Path.of(config.require(DIRECTORY)), context.gatewayId(), FakeDriver.allCapabilities());
+        return new FakeDriver(Path.of(config.require(DIRECTORY)), context.gatewayId(), FakeDriver.allCapabilities());
     }
 }

@@ -29,7 +29,8 @@ public final class GatewayProcess implements AutoCloseable {
         this.log = log;
         this.address = address;
         int colon = address.lastIndexOf(':');
-        this.channel = NettyChannelBuilder.forAddress(address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)))
+        this.channel = NettyChannelBuilder.forAddress(
+                        address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)))
                 .usePlaintext()
                 .build();
     }
@@ -38,7 +39,8 @@ public final class GatewayProcess implements AutoCloseable {
      * Starts a gateway process with {@code args} (plus {@code --listen 127.0.0.1:0} and a ready file) and waits until
      * it serves.
      */
-    public static GatewayProcess start(Path workDir, String logName, List<String> args) throws IOException, InterruptedException {
+    public static GatewayProcess start(Path workDir, String logName, List<String> args)
+            throws IOException, InterruptedException {
         Files.createDirectories(workDir);
         Path ready = workDir.resolve(logName + ".ready");
         Files.deleteIfExists(ready);
@@ -73,7 +75,8 @@ public final class GatewayProcess implements AutoCloseable {
             }
             Thread.sleep(25);
         }
-        return new GatewayProcess(process, log, Files.readString(ready, StandardCharsets.UTF_8).trim());
+        return new GatewayProcess(
+                process, log, Files.readString(ready, StandardCharsets.UTF_8).trim());
     }
 
     public SandboxServiceGrpc.SandboxServiceBlockingStub stub() {

@@ -16,7 +16,12 @@ public final class GrpcErrors {
     private GrpcErrors() {}
 
     /** What a failed call answered. */
-    public record Failure(Status.Code code, String reason, Optional<String> field, Optional<PreconditionFailure> precondition, String message) {}
+    public record Failure(
+            Status.Code code,
+            String reason,
+            Optional<String> field,
+            Optional<PreconditionFailure> precondition,
+            String message) {}
 
     /** Runs {@code call}, which must fail with a gRPC status, and returns what it answered. */
     public static Failure failure(ThrowableAssert.ThrowingCallable call) {
@@ -33,7 +38,12 @@ public final class GrpcErrors {
     public static Failure read(StatusRuntimeException e) {
         com.google.rpc.Status status = StatusProto.fromThrowable(e);
         if (status == null) {
-            return new Failure(e.getStatus().getCode(), "", Optional.empty(), Optional.empty(), String.valueOf(e.getStatus().getDescription()));
+            return new Failure(
+                    e.getStatus().getCode(),
+                    "",
+                    Optional.empty(),
+                    Optional.empty(),
+                    String.valueOf(e.getStatus().getDescription()));
         }
         String reason = "";
         Optional<String> field = Optional.empty();
@@ -43,7 +53,9 @@ public final class GrpcErrors {
                 if (detail.is(ErrorInfo.class)) {
                     reason = detail.unpack(ErrorInfo.class).getReason();
                 } else if (detail.is(BadRequest.class)) {
-                    field = Optional.of(detail.unpack(BadRequest.class).getFieldViolations(0).getField());
+                    field = Optional.of(detail.unpack(BadRequest.class)
+                            .getFieldViolations(0)
+                            .getField());
                 } else if (detail.is(PreconditionFailure.class)) {
                     precondition = Optional.of(detail.unpack(PreconditionFailure.class));
                 }
@@ -51,6 +63,7 @@ public final class GrpcErrors {
         } catch (InvalidProtocolBufferException ex) {
             throw new AssertionError(ex);
         }
-        return new Failure(Status.fromCodeValue(status.getCode()).getCode(), reason, field, precondition, status.getMessage());
+        return new Failure(
+                Status.fromCodeValue(status.getCode()).getCode(), reason, field, precondition, status.getMessage());
     }
 }

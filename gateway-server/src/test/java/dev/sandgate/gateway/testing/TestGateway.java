@@ -81,8 +81,7 @@ public final class TestGateway implements AutoCloseable {
         List<String> args = new ArrayList<>(List.of("--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0"));
         args.addAll(extraArgs);
         if (referenceDriver) {
-            args.addAll(List.of(
-                    "--driver", "reference", "--driver-property", "reference.directory=" + backendDir));
+            args.addAll(List.of("--driver", "reference", "--driver-property", "reference.directory=" + backendDir));
             gateway = Gateway.open(GatewayConfig.load(args.toArray(String[]::new), Map.of()));
         } else {
             GatewayConfig config = GatewayConfig.load(args.toArray(String[]::new), Map.of());
@@ -98,8 +97,11 @@ public final class TestGateway implements AutoCloseable {
                 channel = InProcessChannelBuilder.forName(name).build();
             }
             case NETTY -> {
-                server = GatewayServer.start(gateway, NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)));
-                channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port()).usePlaintext().build();
+                server = GatewayServer.start(
+                        gateway, NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)));
+                channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port())
+                        .usePlaintext()
+                        .build();
             }
         }
     }
@@ -165,7 +167,10 @@ public final class TestGateway implements AutoCloseable {
     }
 
     public static CreateSandboxRequest.Builder createRequest(String workspace, String name) {
-        return CreateSandboxRequest.newBuilder().setWorkspace(workspace).setName(name).setSpec(busybox());
+        return CreateSandboxRequest.newBuilder()
+                .setWorkspace(workspace)
+                .setName(name)
+                .setSpec(busybox());
     }
 
     public static CreateSandboxRequest.Builder createRequest(

@@ -60,8 +60,9 @@ class ExecutionTokensTest {
         assertThat(afterOneRotation.verify("t", second).generation()).isEqualTo(1);
         assertThat(afterTwoRotations.verify("t", second).generation()).isEqualTo(1);
         assertThatThrownBy(() -> afterTwoRotations.verify("t", first))
-                .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.reason())
-                        .isEqualTo(ErrorReason.EXECUTION_TOKEN_INVALID));
+                .isInstanceOfSatisfying(
+                        GatewayException.class,
+                        e -> assertThat(e.reason()).isEqualTo(ErrorReason.EXECUTION_TOKEN_INVALID));
     }
 
     @Test
@@ -72,8 +73,9 @@ class ExecutionTokensTest {
         String foreign = otherGateway.mint(Identifiers.newSandboxId(), 1);
 
         assertThatThrownBy(() -> tokens.verify("t", foreign))
-                .isInstanceOfSatisfying(GatewayException.class, e -> assertThat(e.reason())
-                        .isEqualTo(ErrorReason.EXECUTION_TOKEN_INVALID));
+                .isInstanceOfSatisfying(
+                        GatewayException.class,
+                        e -> assertThat(e.reason()).isEqualTo(ErrorReason.EXECUTION_TOKEN_INVALID));
         assertThatThrownBy(() -> tokens.verify("precondition.expected_execution_token", "sgx1.abc"))
                 .isInstanceOfSatisfying(GatewayException.class, e -> {
                     assertThat(e.reason()).isEqualTo(ErrorReason.INVALID_FIELD);
@@ -87,8 +89,10 @@ class ExecutionTokensTest {
         Path file = dir.resolve("keys");
         TokenKeys keys = TokenKeys.loadOrCreate(file);
 
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file))).isEqualTo("rw-------");
-        String secret = java.util.Base64.getEncoder().encodeToString(keys.current().secret());
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(file)))
+                .isEqualTo("rw-------");
+        String secret =
+                java.util.Base64.getEncoder().encodeToString(keys.current().secret());
         assertThat(keys.toString()).doesNotContain(secret);
         assertThat(Files.readString(file)).contains(secret);
     }

@@ -1,0 +1,9 @@
+package dev.sandgate.gateway.grpc;
+
+/** The limits of a WatchSandboxes stream. */
+public final class WatchStreamLimits {
+    /** How many changes a watch may fall behind before it ends with WATCH_OVERFLOW. */
+    public static final int CAPACITY = 10_000;
+
+    private WatchStreamLimits() {}
+}
