@@ -13,7 +13,6 @@ SANDGATE_DOCKER_HOST="unix://$sandgate_docker_socket"
 export SANDGATE_DOCKER_HOST
 
 # curl answers whether the socket serves the Docker API (works for dockerd and Podman alike).
-engine_answers() { curl -sf --max-time 2 --unix-socket "$1" http://engine/_ping >/dev/null 2>&1; }
 
 apt_install docker.io containerd runc tini iptables busybox-static curl
 

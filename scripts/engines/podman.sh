@@ -13,7 +13,6 @@ sandgate_podman_socket="${SANDGATE_PODMAN_SOCKET:-/run/podman/podman.sock}"
 SANDGATE_PODMAN_HOST="unix://$sandgate_podman_socket"
 export SANDGATE_PODMAN_HOST
 
-engine_answers() { curl -sf --max-time 2 --unix-socket "$1" http://engine/_ping >/dev/null 2>&1; }
 
 apt_install podman conmon runc catatonit netavark aardvark-dns containernetworking-plugins iptables \
   busybox-static curl

@@ -97,3 +97,6 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
     >"$SANDGATE_RUN_DIR/logs/apt-install.log" 2>&1 || { tail -50 "$SANDGATE_RUN_DIR/logs/apt-install.log" >&2; die "apt-get install failed"; }
 }
+
+# Whether a Docker-compatible engine answers its ping on unix socket $1.
+engine_answers() { curl -sf --max-time 2 --unix-socket "$1" http://engine/_ping >/dev/null 2>&1; }

@@ -80,7 +80,7 @@ record BenchmarkSettings(
 
     /** How many calls each of {@code clients} clients makes in one phase. */
     int callsPerClient(int clients) {
-        return Math.max(1, (callsPerPhase + clients - 1) / clients);
+        return Math.ceilDiv(callsPerPhase, clients);
     }
 
     static BenchmarkSettings parse(String... args) {

@@ -24,6 +24,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -85,31 +86,37 @@ public final class GatewayBenchmark {
     static Report run(BenchmarkSettings settings) throws IOException, InterruptedException {
         Path work = Files.createTempDirectory("sandgate-bench-");
         long started = System.nanoTime();
-        logTo(work.resolve("gateway.log"));
+        Path log = work.resolve("gateway.log");
+        logTo(log);
+        boolean failed = true;
         try (BenchGateway gateway = BenchGateway.start(work, settings, NoopService.definition())) {
             ManagedChannel channel = NettyChannelBuilder.forAddress(
                             new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
                     .usePlaintext()
                     .build();
             try {
-                return new GatewayBenchmark(settings, channel).measure(started);
+                Report report = new GatewayBenchmark(settings, channel).measure(started);
+                failed = report.rows().stream().anyMatch(row -> row.errors() > 0);
+                return report;
             } finally {
                 channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
             }
         } finally {
+            if (failed && Files.exists(log)) {
+                Path kept = Files.createTempFile("sandgate-bench-gateway-", ".log");
+                Files.copy(log, kept, StandardCopyOption.REPLACE_EXISTING);
+                progress("calls failed: the gateway's log is kept in " + kept);
+            }
             deleteTree(work);
         }
     }
 
     private Report measure(long started) throws InterruptedException {
         progress("storing " + settings.storedSandboxes() + " sandboxes");
-        ClosedLoop.Outcome stored = ClosedLoop.run(
-                PREPOPULATE_CLIENTS,
-                (settings.storedSandboxes() + PREPOPULATE_CLIENTS - 1) / PREPOPULATE_CLIENTS,
-                Duration.ofMinutes(10),
-                (client, index) -> {
-                    int number = client * ((settings.storedSandboxes() + PREPOPULATE_CLIENTS - 1) / PREPOPULATE_CLIENTS)
-                            + index;
+        int storedPerClient = Math.ceilDiv(settings.storedSandboxes(), PREPOPULATE_CLIENTS);
+        ClosedLoop.Outcome stored =
+                ClosedLoop.run(PREPOPULATE_CLIENTS, storedPerClient, Duration.ofMinutes(10), (client, index) -> {
+                    int number = client * storedPerClient + index;
                     if (number < settings.storedSandboxes()) {
                         create(STORED_WORKSPACE, "stored-" + number);
                     }
@@ -119,7 +126,7 @@ public final class GatewayBenchmark {
 
         if (settings.warmupCalls() > 0) {
             progress("warming up");
-            Lifecycle warmup = new Lifecycle("warmup", 16, settings.warmupCalls());
+            LifecycleRound warmup = new LifecycleRound("warmup", 16, settings.warmupCalls());
             warmup.runAll();
         }
 
@@ -130,7 +137,7 @@ public final class GatewayBenchmark {
             int perClient = settings.callsPerClient(clients);
             ClosedLoop.Outcome noop = ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> noop());
             rows.add(row(clients, Report.NOOP, noop, noop));
-            Lifecycle lifecycle = new Lifecycle("c" + clients, clients, perClient);
+            LifecycleRound lifecycle = new LifecycleRound("c" + clients, clients, perClient);
             List<ClosedLoop.Outcome> phases = lifecycle.runAll();
             String[] names = {"create", "stop", "start", "delete"};
             for (int p = 0; p < phases.size(); p++) {
@@ -162,13 +169,13 @@ public final class GatewayBenchmark {
      * The sandboxes of one level: client {@code c} creates its own {@code perClient} sandboxes, then stops, starts and
      * deletes each of those it created. Each phase is measured on its own.
      */
-    private final class Lifecycle {
+    private final class LifecycleRound {
         private final String prefix;
         private final int clients;
         private final int perClient;
         private final String[][] ids;
 
-        Lifecycle(String prefix, int clients, int perClient) {
+        LifecycleRound(String prefix, int clients, int perClient) {
             this.prefix = prefix;
             this.clients = clients;
             this.perClient = perClient;

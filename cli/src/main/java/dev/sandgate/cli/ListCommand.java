@@ -37,7 +37,7 @@ final class ListCommand extends SandgateCommand {
     @Option(names = "--page-token", paramLabel = "TOKEN", description = "Continue from a previous page.")
     String pageToken = "";
 
-    @Option(names = "--all", description = "Follow every page.")
+    @Option(names = "--all", description = "Follow every page (with --json: one JSON document per page).")
     boolean all;
 
     @Override

@@ -662,8 +662,13 @@ public final class Lifecycle implements AutoCloseable {
             return null;
         }
         SandboxRecord row = found.get();
-        if (!row.workspace().equals(o.ref().workspace()) || !row.name().equals(o.ref().name())) {
-            log.warn("driver reported sandbox {} as {}/{}; ignored", row.id(), o.ref().workspace(), o.ref().name());
+        if (!row.workspace().equals(o.ref().workspace())
+                || !row.name().equals(o.ref().name())) {
+            log.warn(
+                    "driver reported sandbox {} as {}/{}; ignored",
+                    row.id(),
+                    o.ref().workspace(),
+                    o.ref().name());
             return null;
         }
         if (o.generation() != row.generation()) {
@@ -690,7 +695,8 @@ public final class Lifecycle implements AutoCloseable {
         if (builder.build().equals(row)) {
             return null;
         }
-        return new SandboxChange(SandboxChange.Type.MODIFIED, builder.updateTime(now).build(), observation, true);
+        return new SandboxChange(
+                SandboxChange.Type.MODIFIED, builder.updateTime(now).build(), observation, true);
     }
 
     /**

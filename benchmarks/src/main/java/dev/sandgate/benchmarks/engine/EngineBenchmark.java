@@ -1,0 +1,244 @@
+package dev.sandgate.benchmarks.engine;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.Version;
+import dev.sandgate.driver.container.ContainerDriverSettings;
+import dev.sandgate.driver.container.EngineClients;
+import dev.sandgate.spi.Labels;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.stream.Stream;
+
+/**
+ * Gateway overhead on a real container engine: in one run, against one engine, it runs sandbox lifecycles (create
+ * with launch, stop, start, delete) through the gateway's gRPC API (gateway in this JVM, loopback Netty, the podman or
+ * docker driver, SQLite store in a temporary directory) and the same engine mutations directly with docker-java
+ * ({@link DirectSide}), alternating which side goes first in each iteration so that machine noise hits both alike.
+ * Prints a markdown table of p50 and p99 per operation and side, and the gateway/direct ratios. Run it with {@code
+ * scripts/bench-engine}; docs/benchmarks.md has a run's figures.
+ */
+public final class EngineBenchmark {
+    private static final String API_VERSION = ContainerDriverSettings.DEFAULT_API_VERSION;
+
+    private EngineBenchmark() {}
+
+    public static void main(String[] args) throws IOException {
+        if (List.of(args).contains("--help")) {
+            System.out.print(EngineBenchmarkSettings.USAGE);
+            return;
+        }
+        EngineBenchmarkSettings settings;
+        try {
+            settings = EngineBenchmarkSettings.parse(args, System.getenv());
+        } catch (IllegalArgumentException e) {
+            System.err.println("error: " + e.getMessage());
+            System.err.print(EngineBenchmarkSettings.USAGE);
+            System.exit(2);
+            return;
+        }
+        String markdown = run(settings);
+        System.out.print(markdown);
+        if (settings.output().isPresent()) {
+            Files.writeString(settings.output().get(), markdown, StandardCharsets.UTF_8);
+        }
+    }
+
+    static String run(EngineBenchmarkSettings settings) throws IOException {
+        Path work = Files.createTempDirectory("sandgate-bench-engine-");
+        Path log = work.resolve("gateway.log");
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("sandgate.bench.log", log.toString());
+            System.setProperty("logback.configurationFile", "sandgate-bench-logback.xml");
+        }
+        String workspace = "bench-" + UUID.randomUUID().toString().substring(0, 8);
+        boolean failed = true;
+        try (DockerClient admin = connect(settings)) {
+            String engineVersion = checkEngine(admin, settings);
+            try {
+                Map<String, Map<Operation, Samples>> measured;
+                try (GatewaySide gateway = GatewaySide.start(settings, work.resolve("gateway-data"), workspace);
+                        DirectSide direct =
+                                new DirectSide(connect(settings), settings.engine(), settings.image(), workspace)) {
+                    measured = measure(settings, List.of(gateway, direct));
+                }
+                failed = false;
+                return table(settings, engineVersion, measured);
+            } finally {
+                removeLeftovers(admin, workspace);
+            }
+        } finally {
+            if (failed && Files.exists(log)) {
+                Path kept = Files.createTempFile("sandgate-bench-engine-gateway-", ".log");
+                Files.copy(log, kept, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                progress("the run failed: the gateway's log is kept in " + kept);
+            }
+            deleteTree(work);
+        }
+    }
+
+    private static Map<String, Map<Operation, Samples>> measure(
+            EngineBenchmarkSettings settings, List<LifecycleSide> sides) {
+        Map<String, Map<Operation, Samples>> measured = new java.util.LinkedHashMap<>();
+        for (LifecycleSide side : sides) {
+            Map<Operation, Samples> perOperation = new EnumMap<>(Operation.class);
+            for (Operation operation : Operation.values()) {
+                perOperation.put(operation, new Samples());
+            }
+            measured.put(side.label(), perOperation);
+        }
+        int total = settings.warmup() + settings.iterations();
+        for (int i = 0; i < total; i++) {
+            boolean warmup = i < settings.warmup();
+            List<LifecycleSide> order = new ArrayList<>(sides);
+            if (i % 2 == 1) {
+                order = order.reversed();
+            }
+            for (LifecycleSide side : order) {
+                Map<Operation, Samples> samples = warmup ? null : measured.get(side.label());
+                lifecycle(side, "s" + i, samples);
+            }
+            if ((i + 1) % 10 == 0 || i + 1 == total) {
+                progress((i + 1 - Math.min(i + 1, settings.warmup())) + "/" + settings.iterations()
+                        + " measured iterations done");
+            }
+        }
+        return measured;
+    }
+
+    /** One lifecycle of one sandbox on {@code side}; records each operation's latency unless {@code samples} is null. */
+    private static void lifecycle(LifecycleSide side, String name, Map<Operation, Samples> samples) {
+        long t0 = System.nanoTime();
+        String handle = side.create(name);
+        long t1 = System.nanoTime();
+        side.stop(handle);
+        long t2 = System.nanoTime();
+        side.start(handle);
+        long t3 = System.nanoTime();
+        side.stop(handle);
+        long t4 = System.nanoTime();
+        side.delete(handle);
+        long t5 = System.nanoTime();
+        if (samples != null) {
+            samples.get(Operation.CREATE).add(t1 - t0);
+            samples.get(Operation.STOP).add(t2 - t1);
+            samples.get(Operation.START).add(t3 - t2);
+            samples.get(Operation.DELETE).add(t5 - t4);
+        }
+    }
+
+    static String table(
+            EngineBenchmarkSettings settings, String engineVersion, Map<String, Map<Operation, Samples>> measured) {
+        Map<Operation, Samples> gateway = measured.get("gateway");
+        Map<Operation, Samples> direct = measured.get("direct docker-java");
+        StringBuilder out = new StringBuilder();
+        out.append(String.format(
+                Locale.ROOT,
+                "Engine: %s %s (%s), image %s; %d iterations per side (after %d warm-up), interleaved;"
+                        + " %d processors, Java %s.%n%n",
+                settings.engine().driver,
+                engineVersion,
+                settings.host(),
+                settings.image(),
+                settings.iterations(),
+                settings.warmup(),
+                Runtime.getRuntime().availableProcessors(),
+                Runtime.version()));
+        out.append("| operation | gateway p50 (ms) | gateway p99 (ms) | direct p50 (ms) | direct p99 (ms) |"
+                + " ratio p50 | ratio p99 |\n");
+        out.append("|---|---:|---:|---:|---:|---:|---:|\n");
+        for (Operation operation : Operation.values()) {
+            Samples g = gateway.get(operation);
+            Samples d = direct.get(operation);
+            double gp50 = g.percentileMillis(50);
+            double gp99 = g.percentileMillis(99);
+            double dp50 = d.percentileMillis(50);
+            double dp99 = d.percentileMillis(99);
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |%n",
+                    operation.title,
+                    gp50,
+                    gp99,
+                    dp50,
+                    dp99,
+                    gp50 / dp50,
+                    gp99 / dp99));
+        }
+        return out.toString();
+    }
+
+    private static DockerClient connect(EngineBenchmarkSettings settings) {
+        return EngineClients.connect(settings.host(), API_VERSION, Optional.empty(), Duration.ofSeconds(60));
+    }
+
+    /** The engine's version; fails clearly when the engine does not answer or lacks the image. */
+    private static String checkEngine(DockerClient client, EngineBenchmarkSettings settings) {
+        Version version;
+        try {
+            version = client.versionCmd().exec();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException(
+                    "the " + settings.engine().driver + " engine does not answer on " + settings.host()
+                            + " (start it, e.g. with scripts/bench-engine): " + e.getMessage(),
+                    e);
+        }
+        try {
+            client.inspectImageCmd(settings.image()).exec();
+        } catch (NotFoundException e) {
+            throw new IllegalStateException("the engine has no image " + settings.image()
+                    + " (scripts/bench-engine imports the test image; nothing is pulled)");
+        }
+        return version.getVersion();
+    }
+
+    /** Removes whatever either side left behind in this run's workspace (after a failure, say). */
+    private static void removeLeftovers(DockerClient client, String workspace) {
+        try {
+            for (Container container : client.listContainersCmd()
+                    .withShowAll(true)
+                    .withLabelFilter(Map.of(Labels.WORKSPACE, workspace))
+                    .exec()) {
+                client.removeContainerCmd(container.getId()).withForce(true).exec();
+            }
+            var volumes = client.listVolumesCmd()
+                    .withFilter("label", List.of(Labels.WORKSPACE + "=" + workspace))
+                    .exec()
+                    .getVolumes();
+            if (volumes != null) {
+                for (var volume : volumes) {
+                    client.removeVolumeCmd(volume.getName()).exec();
+                }
+            }
+        } catch (RuntimeException e) {
+            progress("could not remove the leftovers of workspace " + workspace + ": " + e.getMessage());
+        }
+    }
+
+    private static void progress(String message) {
+        System.err.println("[bench-engine] " + message);
+    }
+
+    private static void deleteTree(Path tree) throws IOException {
+        try (Stream<Path> paths = Files.walk(tree)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(path);
+            }
+        } catch (UncheckedIOException e) {
+            throw e.getCause();
+        }
+    }
+}

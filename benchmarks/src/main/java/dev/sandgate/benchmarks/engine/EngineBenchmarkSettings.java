@@ -1,0 +1,124 @@
+package dev.sandgate.benchmarks.engine;
+
+import static java.util.Objects.requireNonNull;
+
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * What one run of {@link EngineBenchmark} measures.
+ *
+ * @param engine the engine and the gateway driver in front of it
+ * @param host the engine's API socket, {@code unix:///path}
+ * @param image the image every container runs (present in the engine: nothing is pulled)
+ * @param iterations the measured lifecycles per side (at least {@value #MIN_ITERATIONS})
+ * @param warmup the unmeasured lifecycles per side before them
+ * @param output a file to write the markdown table to, besides standard output
+ */
+record EngineBenchmarkSettings(
+        Engine engine, String host, String image, int iterations, int warmup, Optional<Path> output) {
+    static final int MIN_ITERATIONS = 30;
+    static final String DEFAULT_IMAGE = "localhost/sandgate-test:busybox";
+
+    static final String USAGE = """
+            Usage: EngineBenchmark [OPTIONS]
+            Create, stop, start and delete latency through the gateway (in this JVM, gRPC over loopback Netty, the
+            podman or docker driver, SQLite store in a temporary directory) next to the same engine calls made
+            directly with docker-java, interleaved in one run. Prints a markdown table.
+              --engine podman|docker  the engine and driver (default podman)
+              --host URI              the engine socket (default: SANDGATE_PODMAN_HOST / SANDGATE_DOCKER_HOST, else
+                                      unix:///run/podman/podman.sock / unix:///run/docker.sock)
+              --image REF             a busybox image present in the engine (default: SANDGATE_TEST_IMAGE, else
+                                      localhost/sandgate-test:busybox)
+              --iterations N          measured lifecycles per side, at least 30 (default 30)
+              --warmup N              unmeasured lifecycles per side first (default 3)
+              --output FILE           also write the table to FILE
+            """;
+
+    EngineBenchmarkSettings {
+        requireNonNull(engine, "engine is null");
+        requireNonNull(host, "host is null");
+        requireNonNull(image, "image is null");
+        requireNonNull(output, "output is null");
+        if (iterations < MIN_ITERATIONS) {
+            throw new IllegalArgumentException(
+                    "--iterations must be at least " + MIN_ITERATIONS + ", got " + iterations);
+        }
+        if (warmup < 0) {
+            throw new IllegalArgumentException("--warmup must not be negative, got " + warmup);
+        }
+        if (!host.startsWith("unix://") && !host.startsWith("tcp://")) {
+            throw new IllegalArgumentException("--host must be unix:///path or tcp://host:port, got '" + host + "'");
+        }
+    }
+
+    /** The engines the benchmark knows, with the gateway driver of each. */
+    enum Engine {
+        PODMAN("podman", "SANDGATE_PODMAN_HOST", "unix:///run/podman/podman.sock"),
+        DOCKER("docker", "SANDGATE_DOCKER_HOST", "unix:///run/docker.sock");
+
+        final String driver;
+        final String hostVariable;
+        final String defaultHost;
+
+        Engine(String driver, String hostVariable, String defaultHost) {
+            this.driver = driver;
+            this.hostVariable = hostVariable;
+            this.defaultHost = defaultHost;
+        }
+
+        static Engine named(String name) {
+            for (Engine engine : values()) {
+                if (engine.driver.equals(name)) {
+                    return engine;
+                }
+            }
+            throw new IllegalArgumentException("--engine must be podman or docker, got '" + name + "'");
+        }
+    }
+
+    static EngineBenchmarkSettings parse(String[] args, Map<String, String> environment) {
+        Engine engine = Engine.PODMAN;
+        String host = null;
+        String image = null;
+        int iterations = MIN_ITERATIONS;
+        int warmup = 3;
+        Path output = null;
+        for (int i = 0; i < args.length; i++) {
+            String option = args[i];
+            if (i + 1 >= args.length) {
+                throw new IllegalArgumentException(option + " needs a value (or is unknown)");
+            }
+            String value = args[++i];
+            switch (option) {
+                case "--engine" -> engine = Engine.named(value);
+                case "--host" -> host = value;
+                case "--image" -> image = value;
+                case "--iterations" -> iterations = number(option, value);
+                case "--warmup" -> warmup = number(option, value);
+                case "--output" -> output = Path.of(value);
+                default -> throw new IllegalArgumentException("unknown option " + option);
+            }
+        }
+        if (host == null) {
+            host = nonBlank(environment.get(engine.hostVariable)).orElse(engine.defaultHost);
+        }
+        if (image == null) {
+            image = nonBlank(environment.get("SANDGATE_TEST_IMAGE")).orElse(DEFAULT_IMAGE);
+        }
+        return new EngineBenchmarkSettings(engine, host, image, iterations, warmup, Optional.ofNullable(output));
+    }
+
+    private static Optional<String> nonBlank(String value) {
+        return value == null || value.isBlank() ? Optional.empty() : Optional.of(value.trim());
+    }
+
+    private static int number(String option, String value) {
+        try {
+            return Integer.parseInt(value);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException(option + " takes a whole number, got '" + value + "'");
+        }
+    }
+}
