@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 
 /** The parts of the API's shape that clients and the gateway rely on. */
 class ApiShapeTest {
-    private static final ServiceDescriptor SERVICE = SandboxServiceProto.getDescriptor().findServiceByName("SandboxService");
+    private static final ServiceDescriptor SERVICE =
+            SandboxServiceProto.getDescriptor().findServiceByName("SandboxService");
     private static final Set<String> MUTATING =
             Set.of("CreateSandbox", "StopSandbox", "StartSandbox", "DeleteSandbox", "UpdateSandboxPolicy");
 
@@ -32,14 +33,16 @@ class ApiShapeTest {
                         "UpdateSandboxPolicy",
                         "GetSandboxPolicy",
                         "GetOperation");
-        assertThat(SERVICE.findMethodByName("WatchSandboxes").isServerStreaming()).isTrue();
+        assertThat(SERVICE.findMethodByName("WatchSandboxes").isServerStreaming())
+                .isTrue();
     }
 
     @Test
     @DisplayName("every mutating request carries request_id as field 1")
     void mutatingRequestsCarryRequestId() {
         for (String name : MUTATING) {
-            FieldDescriptor requestId = SERVICE.findMethodByName(name).getInputType().findFieldByName("request_id");
+            FieldDescriptor requestId =
+                    SERVICE.findMethodByName(name).getInputType().findFieldByName("request_id");
             assertThat(requestId).as(name).isNotNull();
             assertThat(requestId.getNumber()).as(name).isEqualTo(1);
         }
@@ -49,8 +52,14 @@ class ApiShapeTest {
     @DisplayName("every request on one existing sandbox names it with a SandboxTarget")
     void targetedRequestsUseSandboxTarget() {
         for (String name : List.of(
-                "GetSandbox", "StopSandbox", "StartSandbox", "DeleteSandbox", "UpdateSandboxPolicy", "GetSandboxPolicy")) {
-            FieldDescriptor target = SERVICE.findMethodByName(name).getInputType().findFieldByName("target");
+                "GetSandbox",
+                "StopSandbox",
+                "StartSandbox",
+                "DeleteSandbox",
+                "UpdateSandboxPolicy",
+                "GetSandboxPolicy")) {
+            FieldDescriptor target =
+                    SERVICE.findMethodByName(name).getInputType().findFieldByName("target");
             assertThat(target).as(name).isNotNull();
             assertThat(target.getMessageType()).isEqualTo(SandboxTarget.getDescriptor());
         }
@@ -64,7 +73,9 @@ class ApiShapeTest {
                         .build()
                         .hasPrecondition())
                 .isTrue();
-        assertThat(DeleteSandboxRequest.getDescriptor().findFieldByName("precondition").hasPresence())
+        assertThat(DeleteSandboxRequest.getDescriptor()
+                        .findFieldByName("precondition")
+                        .hasPresence())
                 .isTrue();
     }
 }
