@@ -29,6 +29,7 @@ import io.grpc.stub.StreamObserver;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -122,6 +123,7 @@ class GatewayServerTest {
         var sandbox = gateway.create("team", "agent");
         CompletableFuture<Throwable> ended = new CompletableFuture<>();
         CompletableFuture<ClientCallStreamObserver<WatchSandboxesRequest>> call = new CompletableFuture<>();
+        CountDownLatch firstMessage = new CountDownLatch(1);
         gateway.asyncStub()
                 .watchSandboxes(
                         WatchSandboxesRequest.getDefaultInstance(),
@@ -133,7 +135,9 @@ class GatewayServerTest {
                             }
 
                             @Override
-                            public void onNext(WatchSandboxesResponse value) {}
+                            public void onNext(WatchSandboxesResponse value) {
+                                firstMessage.countDown();
+                            }
 
                             @Override
                             public void onError(Throwable t) {
@@ -146,6 +150,9 @@ class GatewayServerTest {
                             }
                         });
         SandboxRef ref = new SandboxRef(sandbox.getId(), sandbox.getWorkspace(), sandbox.getName());
+        // The server subscribes to driver events before it sends the first snapshot: once that arrived, every
+        // event emitted below reaches this watch's buffer.
+        assertThat(firstMessage.await(30, TimeUnit.SECONDS)).isTrue();
 
         for (int i = 0; i < WatchStreamLimits.CAPACITY + 2_000; i++) {
             gateway.driver().emit(new SandboxEvent.Platform(ref, 1, "test", "event " + i));
