@@ -15,8 +15,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The gateway's command-line entry point. {@code --help} prints every option ({@link GatewayConfig#usage()}).
  *
- * <p>Exit status: 0 after a clean shutdown (SIGTERM/SIGINT), 2 for a configuration error, 1 for a failure at start,
- * 86 when an armed test fault point halted the process.
+ * <p>Exit status: after a clean shutdown on SIGTERM/SIGINT, the JVM's signal status (143/130; the shutdown hook
+ * drains and closes everything first); 2 for a configuration error; 1 for a failure at start; 86 when an armed test
+ * fault point halted the process.
  */
 public final class GatewayMain {
     private static final Logger log = LoggerFactory.getLogger(GatewayMain.class);

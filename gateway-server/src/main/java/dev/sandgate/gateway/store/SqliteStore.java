@@ -20,6 +20,8 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.flywaydb.core.Flyway;
@@ -45,6 +47,10 @@ public final class SqliteStore implements Store {
     private static final int READERS = 4;
     /** SQLite's primary result code for a constraint violation. */
     private static final int SQLITE_CONSTRAINT = 19;
+    /** SQLite's primary result code for a locked database. */
+    private static final int SQLITE_BUSY = 5;
+    /** How often a write transaction is run again after SQLITE_BUSY before the failure is reported. */
+    private static final int BUSY_ATTEMPTS = 8;
 
     private final String url;
     private final ReentrantLock writeLock = new ReentrantLock();
@@ -94,20 +100,40 @@ public final class SqliteStore implements Store {
     public <T> T write(Function<StoreTransaction, T> work) {
         writeLock.lock();
         try {
-            try {
-                T result = work.apply(new Tx(writer, true));
-                writer.connection.commit();
-                return result;
-            } catch (RuntimeException | Error e) {
-                rollback(writer);
-                throw e;
-            } catch (SQLException e) {
-                rollback(writer);
-                throw new StoreException("commit failed", e);
+            for (int attempt = 1; ; attempt++) {
+                try {
+                    T result = work.apply(new Tx(writer, true));
+                    writer.connection.commit();
+                    return result;
+                } catch (RuntimeException | Error e) {
+                    rollback(writer);
+                    if (!isBusy(e) || attempt >= BUSY_ATTEMPTS) {
+                        throw e;
+                    }
+                } catch (SQLException e) {
+                    rollback(writer);
+                    if (!isBusy(e) || attempt >= BUSY_ATTEMPTS) {
+                        throw new StoreException("commit failed", e);
+                    }
+                }
+                // SQLite answers SQLITE_BUSY without consulting busy_timeout when a deferred transaction cannot be
+                // upgraded from its read snapshot to a write; the whole transaction (database work only, rolled back
+                // above) is then safe to run again.
+                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(attempt));
             }
         } finally {
             writeLock.unlock();
         }
+    }
+
+    /** Whether {@code failure} (or a cause) is SQLite's SQLITE_BUSY, including its extended codes. */
+    static boolean isBusy(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof SQLException sql && (sql.getErrorCode() & 0xff) == SQLITE_BUSY) {
+                return true;
+            }
+        }
+        return false;
     }
 
     @Override
