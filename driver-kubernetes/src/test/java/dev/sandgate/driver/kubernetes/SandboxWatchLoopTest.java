@@ -33,6 +33,13 @@ class SandboxWatchLoopTest {
     private final RecordingWatcher watcher = new RecordingWatcher();
     private SandboxWatchLoop loop;
 
+    private void awaitWatches(int count) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (source.watchedFrom.size() < count && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+    }
+
     @AfterEach
     void closeLoop() {
         if (loop != null) {
@@ -109,6 +116,7 @@ class SandboxWatchLoopTest {
                         org.assertj.core.groups.Tuple.tuple(first, 1L),
                         org.assertj.core.groups.Tuple.tuple(second, 3L));
         assertThat(watcher.events().get(2)).isInstanceOf(SandboxEvent.Synced.class);
+        awaitWatches(1);
         assertThat(source.watchedFrom).containsExactly("42");
     }
 
@@ -168,6 +176,8 @@ class SandboxWatchLoopTest {
                 .containsExactlyInAnyOrder(stays, arrives);
         assertThat(resync).contains(new SandboxEvent.Deleted(goes, 1));
         assertThat(resync.get(resync.size() - 1)).isInstanceOf(SandboxEvent.Synced.class);
+        // The loop opens the next watch right after delivering Synced: wait for it rather than race it.
+        awaitWatches(2);
         assertThat(source.watchedFrom).containsExactly("42", "99");
         assertThat(source.closedWatches).isEqualTo(1);
     }
