@@ -14,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -127,14 +128,47 @@ public final class DirectoryBackend {
         return Optional.of(new StoredResource(gatewayId, key, backendId, StoredResource.State.valueOf(state), labels));
     }
 
+    /**
+     * One version of a resource's record, known without reading it: the record file's identity (every change writes a
+     * new file and renames it into place), modification time and size. Equal versions mean an unchanged record, except
+     * in the unlikely case that two rewrites within one file-system clock tick reuse the first file's inode and size:
+     * readers that rely on versions reread everything now and then.
+     */
+    public record Version(Object fileKey, FileTime modified, long size) {
+        public Version {
+            requireNonNull(modified, "modified is null");
+        }
+    }
+
+    /** The keys of the resources in {@code gatewayId}'s folder, in no particular order. */
+    public List<String> keys(String gatewayId) {
+        var keys = new ArrayList<String>();
+        for (String key : childNames(sandboxes(gatewayId))) {
+            if (SEGMENT.matcher(key).matches()) {
+                keys.add(key);
+            }
+        }
+        return keys;
+    }
+
+    /** The version of the record stored under {@code key}, if any. Cheaper than {@link #read}: one stat. */
+    public Optional<Version> version(String gatewayId, String key) {
+        Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
+        try {
+            BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
+            return Optional.of(new Version(attributes.fileKey(), attributes.lastModifiedTime(), attributes.size()));
+        } catch (NoSuchFileException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the attributes of " + file, e);
+        }
+    }
+
     /** Every resource in {@code gatewayId}'s folder. Resources that vanish while listing are left out. */
     public List<StoredResource> list(String gatewayId) {
-        Path folder = sandboxes(gatewayId);
         var resources = new ArrayList<StoredResource>();
-        for (String key : childNames(folder)) {
-            if (SEGMENT.matcher(key).matches()) {
-                read(gatewayId, key).ifPresent(resources::add);
-            }
+        for (String key : keys(gatewayId)) {
+            read(gatewayId, key).ifPresent(resources::add);
         }
         return resources;
     }

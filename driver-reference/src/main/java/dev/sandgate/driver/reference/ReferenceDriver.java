@@ -47,6 +47,8 @@ import java.util.function.Supplier;
  */
 final class ReferenceDriver implements ComputeDriver {
     private static final System.Logger LOG = System.getLogger(ReferenceDriver.class.getName());
+    /** A watch rereads every record on every this many polls; in between, only records whose version changed. */
+    static final int FULL_SCAN_EVERY = 100;
 
     private final DirectoryBackend backend;
     private final String gatewayId;
@@ -207,8 +209,9 @@ final class ReferenceDriver implements ComputeDriver {
     public WatchSubscription watch(SandboxWatcher watcher) {
         requireNonNull(watcher, "watcher is null");
         requireOpen();
+        var scan = new IncrementalScan(backend, gatewayId, this::seen, FULL_SCAN_EVERY);
         var watch = new DirectoryWatch(
-                "sandgate-reference-watch-" + gatewayId, this::scan, watcher, watchInterval, watches::remove);
+                "sandgate-reference-watch-" + gatewayId, scan, watcher, watchInterval, watches::remove);
         watches.add(watch);
         watch.start();
         return watch;
@@ -226,17 +229,23 @@ final class ReferenceDriver implements ComputeDriver {
     private Map<String, DirectoryWatch.Seen> scan() {
         var seen = new HashMap<String, DirectoryWatch.Seen>();
         for (StoredResource resource : backend.list(gatewayId)) {
-            if (!resource.key().equals(resource.label(Labels.SANDBOX_ID))
-                    || !gatewayId.equals(resource.label(Labels.GATEWAY_ID))) {
-                continue; // not a sandbox of this gateway's layout
-            }
-            try {
-                seen.put(resource.key(), new DirectoryWatch.Seen(resource.backendId(), observe(resource)));
-            } catch (DriverException e) {
-                LOG.log(Level.WARNING, "skipping resource {0}: {1}", resource.key(), e.getMessage());
-            }
+            seen(resource).ifPresent(s -> seen.put(resource.key(), s));
         }
         return seen;
+    }
+
+    /** What a watch sees of {@code resource}: empty unless it is one of this gateway's sandboxes. */
+    private Optional<DirectoryWatch.Seen> seen(StoredResource resource) {
+        if (!resource.key().equals(resource.label(Labels.SANDBOX_ID))
+                || !gatewayId.equals(resource.label(Labels.GATEWAY_ID))) {
+            return Optional.empty(); // not a sandbox of this gateway's layout
+        }
+        try {
+            return Optional.of(new DirectoryWatch.Seen(resource.backendId(), observe(resource)));
+        } catch (DriverException e) {
+            LOG.log(Level.WARNING, "skipping resource {0}: {1}", resource.key(), e.getMessage());
+            return Optional.empty();
+        }
     }
 
     /** The resource carrying {@code ref.id()}, verified; NOT_FOUND or FAILED_PRECONDITION otherwise. */

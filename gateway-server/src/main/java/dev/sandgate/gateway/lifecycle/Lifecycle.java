@@ -704,18 +704,20 @@ public final class Lifecycle implements AutoCloseable {
      * unknown, a transition is pending, or the generation is older than the current one.
      */
     private void markMissing(String sandboxId, long generation, String why) {
+        // Most of these change nothing (a deleted sandbox's resource going away): decide on a read first, so that they
+        // do not queue behind the store's single writer.
+        if (store.read(tx -> tx.sandbox(sandboxId))
+                .filter(row -> marksMissing(row, generation))
+                .isEmpty()) {
+            return;
+        }
         Instant now = now();
         SandboxChange change = store.write(tx -> {
             Optional<SandboxRecord> found = tx.sandbox(sandboxId);
-            if (found.isEmpty()) {
+            if (found.isEmpty() || !marksMissing(found.get(), generation)) {
                 return null;
             }
             SandboxRecord row = found.get();
-            if (row.pending().isPresent()
-                    || generation < row.generation()
-                    || hasCondition(row, ConditionRecord.RUNTIME_MISSING)) {
-                return null;
-            }
             SandboxRecord updated = tx.updateSandbox(row.toBuilder()
                     .phase(SandboxPhase.ERROR)
                     .runtime(row.runtimeGeneration(), "MISSING", why)
@@ -732,6 +734,13 @@ public final class Lifecycle implements AutoCloseable {
             log.warn("sandbox {} generation {}: runtime resource missing ({})", sandboxId, generation, why);
             hub.publish(change);
         }
+    }
+
+    /** Whether the resource of {@code generation} going away makes {@code row} ERROR with RUNTIME_MISSING. */
+    private static boolean marksMissing(SandboxRecord row, long generation) {
+        return row.pending().isEmpty()
+                && generation >= row.generation()
+                && !hasCondition(row, ConditionRecord.RUNTIME_MISSING);
     }
 
     private void publishPlatform(SandboxEvent.Platform p) {

@@ -4,6 +4,13 @@ package dev.sandgate.gateway.store;
 final class SqliteStatements {
     private SqliteStatements() {}
 
+    /** Group commit: each queued write runs inside this savepoint of the shared transaction. */
+    static final String SAVEPOINT = "SAVEPOINT queued_write";
+
+    static final String ROLLBACK_TO_SAVEPOINT = "ROLLBACK TO SAVEPOINT queued_write";
+
+    static final String RELEASE_SAVEPOINT = "RELEASE SAVEPOINT queued_write";
+
     static final String SANDBOX_COLUMNS = "id, workspace, name, phase, generation, generation_start_ms,"
             + " launch_revision, launch_digest, runtime_generation, runtime_state, runtime_detail, policy_mode,"
             + " admitted_revision, admitted_digest,"

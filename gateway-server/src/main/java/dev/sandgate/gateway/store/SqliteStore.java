@@ -20,6 +20,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
@@ -53,7 +54,12 @@ public final class SqliteStore implements Store {
     private static final int BUSY_ATTEMPTS = 8;
 
     private final String url;
+    /** How many queued write transactions share one commit at most. */
+    private static final int MAX_BATCH = 64;
+
     private final ReentrantLock writeLock = new ReentrantLock();
+    private final ConcurrentLinkedQueue<Queued<?>> queue = new ConcurrentLinkedQueue<>();
+    private volatile long commits;
     private final Db writer;
     private final BlockingQueue<Db> readers = new ArrayBlockingQueue<>(READERS);
     private final List<Db> all = new ArrayList<>();
@@ -96,33 +102,162 @@ public final class SqliteStore implements Store {
         return new Db(connection);
     }
 
+    /**
+     * Runs {@code work} in a write transaction and returns once it is committed.
+     *
+     * <p>Group commit: callers queue their work; whoever holds the writer runs every queued work (up to {@link
+     * #MAX_BATCH}) in one SQLite transaction, each inside its own savepoint, commits once, and hands every caller its
+     * result. A work that throws is rolled back to its savepoint alone and its caller gets the exception; the others
+     * commit. Each caller still returns only after the commit that holds its writes, so durability is unchanged; under
+     * concurrency many operations share one commit (and, with {@code synchronous=FULL}, one sync) instead of queueing
+     * for one each. A work that calls {@code write} again joins the transaction it runs in.
+     */
     @Override
     public <T> T write(Function<StoreTransaction, T> work) {
+        requireNonNull(work, "work is null");
+        if (writeLock.isHeldByCurrentThread()) {
+            return work.apply(new Tx(writer, true));
+        }
+        Queued<T> mine = new Queued<>(work);
+        queue.add(mine);
         writeLock.lock();
         try {
-            for (int attempt = 1; ; attempt++) {
-                try {
-                    T result = work.apply(new Tx(writer, true));
-                    writer.connection.commit();
-                    return result;
-                } catch (RuntimeException | Error e) {
-                    rollback(writer);
-                    if (!isBusy(e) || attempt >= BUSY_ATTEMPTS) {
-                        throw e;
-                    }
-                } catch (SQLException e) {
-                    rollback(writer);
-                    if (!isBusy(e) || attempt >= BUSY_ATTEMPTS) {
-                        throw new StoreException("commit failed", e);
-                    }
-                }
-                // SQLite answers SQLITE_BUSY without consulting busy_timeout when a deferred transaction cannot be
-                // upgraded from its read snapshot to a write; the whole transaction (database work only, rolled back
-                // above) is then safe to run again.
-                LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(attempt));
+            while (!mine.done) {
+                runBatch();
             }
         } finally {
             writeLock.unlock();
+        }
+        return mine.outcome();
+    }
+
+    /** Holding the write lock: runs up to MAX_BATCH queued works in one transaction and completes them. */
+    private void runBatch() {
+        List<Queued<?>> batch = new ArrayList<>();
+        for (Queued<?> next; batch.size() < MAX_BATCH && (next = queue.poll()) != null; ) {
+            batch.add(next);
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        boolean alone = batch.size() == 1;
+        for (int attempt = 1; ; attempt++) {
+            Throwable batchFailure;
+            try {
+                for (Queued<?> queued : batch) {
+                    queued.runIn(this, alone);
+                }
+                if (alone && batch.getFirst().failure != null) {
+                    rollback(writer);
+                } else {
+                    writer.connection.commit();
+                    commits = commits + 1; // only the lock holder writes it
+                }
+                batch.forEach(Queued::complete);
+                return;
+            } catch (RuntimeException | Error e) {
+                batchFailure = e;
+            } catch (SQLException e) {
+                batchFailure = new StoreException("commit failed", e);
+            }
+            rollback(writer);
+            batch.forEach(Queued::reset);
+            if (!isBusy(batchFailure) || attempt >= BUSY_ATTEMPTS) {
+                for (Queued<?> queued : batch) {
+                    queued.fail(batchFailure);
+                }
+                if (batchFailure instanceof Error error) {
+                    throw error;
+                }
+                return;
+            }
+            // SQLite answers SQLITE_BUSY without consulting busy_timeout when a deferred transaction cannot be
+            // upgraded from its read snapshot to a write (another process wrote meanwhile); the whole batch (database
+            // work only, rolled back above) is then safe to run again.
+            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(attempt));
+        }
+    }
+
+    /** How many write transactions were committed (for tests). */
+    long commits() {
+        return commits;
+    }
+
+    /** How many writes wait for the writer (for tests). */
+    int queuedWrites() {
+        return queue.size();
+    }
+
+    /** Runs one statement of transaction control (SAVEPOINT, RELEASE, ROLLBACK TO) on the writer. */
+    private void control(String sql) {
+        try {
+            writer.prepare(sql).execute();
+        } catch (SQLException e) {
+            throw new StoreException(sql + " failed", e);
+        }
+    }
+
+    /**
+     * One caller's work in the group-commit queue. Its fields are written by the thread running the batch and read by
+     * the caller, both holding the write lock.
+     */
+    private static final class Queued<T> {
+        private final Function<StoreTransaction, T> work;
+        private T result;
+        private RuntimeException failure;
+        private Throwable batchFailure;
+        private boolean done;
+
+        Queued(Function<StoreTransaction, T> work) {
+            this.work = work;
+        }
+
+        /** Runs the work in the open transaction; a failure of its own is rolled back to its savepoint. */
+        void runIn(SqliteStore store, boolean alone) {
+            if (!alone) {
+                store.control(SAVEPOINT);
+            }
+            try {
+                result = work.apply(new Tx(store.writer, true));
+            } catch (RuntimeException e) {
+                if (isBusy(e)) {
+                    throw e; // the whole batch runs again
+                }
+                failure = e;
+                if (!alone) {
+                    store.control(ROLLBACK_TO_SAVEPOINT);
+                }
+            }
+            if (!alone) {
+                store.control(RELEASE_SAVEPOINT);
+            }
+        }
+
+        void reset() {
+            result = null;
+            failure = null;
+        }
+
+        void complete() {
+            done = true;
+        }
+
+        void fail(Throwable cause) {
+            batchFailure = cause;
+            done = true;
+        }
+
+        T outcome() {
+            if (batchFailure instanceof RuntimeException e) {
+                throw e;
+            }
+            if (batchFailure instanceof Error e) {
+                throw new StoreException("the write transaction failed: " + e, e);
+            }
+            if (failure != null) {
+                throw failure;
+            }
+            return result;
         }
     }
 

@@ -75,8 +75,10 @@ public final class ExecutionTokens {
         String[] parts = token.split("\\.");
         String signed = parts[0] + "." + parts[1] + "." + parts[2];
         Optional<TokenKeys.Key> key = keys.find(parts[1]);
-        byte[] presented = DECODER.decode(parts[3]);
-        if (key.isEmpty() || !MessageDigest.isEqual(mac(key.get(), signed), presented)) {
+        // Compared as text, so that only the canonical encoding verifies (base64 leaves spare bits in its last
+        // character: decoding alone would accept several spellings of one token).
+        byte[] presented = parts[3].getBytes(StandardCharsets.US_ASCII);
+        if (key.isEmpty() || !MessageDigest.isEqual(ENCODER.encode(mac(key.get(), signed)), presented)) {
             throw new GatewayException(
                     ErrorReason.EXECUTION_TOKEN_INVALID,
                     field + " does not verify: it was not issued by this gateway or its key was retired");

@@ -233,7 +233,10 @@ class ConditionalStopTest {
                 .startSandbox(StartSandboxRequest.newBuilder()
                         .setTarget(byId(created.getId()))
                         .build());
-        String forged = staleToken.substring(0, staleToken.length() - 1) + (staleToken.endsWith("A") ? "B" : "A");
+        // Changes a character in the middle of the mac, where every bit counts.
+        int at = staleToken.length() - 10;
+        String forged =
+                staleToken.substring(0, at) + (staleToken.charAt(at) == 'A' ? 'B' : 'A') + staleToken.substring(at + 1);
 
         GrpcErrors.Failure syntax = failure(() -> stopWith(created.getId(), other.getId(), "garbage"));
         GrpcErrors.Failure signature = failure(() -> stopWith(created.getId(), other.getId(), forged));

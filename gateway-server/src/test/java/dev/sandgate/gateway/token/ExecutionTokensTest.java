@@ -84,6 +84,27 @@ class ExecutionTokensTest {
     }
 
     @Test
+    @DisplayName("only the canonical spelling of a token verifies: the spare bits of its last character are checked")
+    void onlyTheCanonicalSpellingVerifies() {
+        ExecutionTokens tokens = new ExecutionTokens(TokenKeys.loadOrCreate(dir.resolve("keys")));
+        String sandboxId = Identifiers.newSandboxId();
+        String token = tokens.mint(sandboxId, 3);
+        // The mac is 32 bytes: its 43rd base64 character carries 2 bits and 4 spare ones. Setting a spare bit
+        // decodes to the same mac.
+        char last = token.charAt(token.length() - 1);
+        String alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+        char respelled = alphabet.charAt(alphabet.indexOf(last) | 1);
+        String variant = token.substring(0, token.length() - 1) + respelled;
+
+        assertThat(tokens.verify("t", token).sandboxId()).isEqualTo(sandboxId);
+        assertThat(variant).isNotEqualTo(token);
+        assertThatThrownBy(() -> tokens.verify("t", variant))
+                .isInstanceOfSatisfying(
+                        GatewayException.class,
+                        e -> assertThat(e.reason()).isEqualTo(ErrorReason.EXECUTION_TOKEN_INVALID));
+    }
+
+    @Test
     @DisplayName("the key file is readable by its owner only and keys never show in toString")
     void keyFileIsPrivate() throws Exception {
         Path file = dir.resolve("keys");

@@ -1,0 +1,176 @@
+package dev.sandgate.gateway.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.sandgate.gateway.policy.PolicyDocument;
+import dev.sandgate.spi.Identifiers;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class SqliteGroupCommitTest {
+    @TempDir
+    Path dir;
+
+    SqliteStore store;
+    ExecutorService threads = Executors.newCachedThreadPool();
+
+    @BeforeEach
+    void open() {
+        store = new SqliteStore(dir.resolve("store.db"), SqliteStore.Synchronous.NORMAL);
+    }
+
+    @AfterEach
+    void close() {
+        threads.shutdownNow();
+        store.close();
+    }
+
+    private static SandboxRecord sandbox(String name) {
+        Instant now = Instant.parse("2026-01-01T00:00:00Z");
+        String digest = PolicyDocument.DEFAULT.digest();
+        return new SandboxRecord(
+                Identifiers.newSandboxId(),
+                "team",
+                name,
+                SandboxPhase.READY,
+                1,
+                now,
+                1,
+                digest,
+                1,
+                "RUNNING",
+                "",
+                PolicyMode.LIVE,
+                1,
+                digest,
+                new StoredSpec("img", List.of("sh"), List.of(), Map.of(), 0, 0),
+                Map.of("app", "x"),
+                List.of(),
+                Optional.empty(),
+                0,
+                now,
+                now);
+    }
+
+    private Optional<SandboxRecord> byName(String name) {
+        return store.read(tx -> tx.sandboxByName("team", name));
+    }
+
+    /** Starts a write that holds the writer until {@code release} opens, so that later writes queue. */
+    private Future<?> holdWriter(CountDownLatch holding, CountDownLatch release) {
+        return threads.submit(() -> store.write(tx -> {
+            tx.insertSandbox(sandbox("holder"));
+            holding.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        }));
+    }
+
+    private void awaitQueued(int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (store.queuedWrites() < count) {
+            assertThat(System.nanoTime()).as("writes queued in time").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    @Test
+    void writesQueuedBehindABusyWriterShareOneCommitAndEachGetsItsOwnResult() throws Exception {
+        var holding = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        Future<?> holder = holdWriter(holding, release);
+        assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+        long before = store.commits();
+
+        List<Future<String>> writes = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            String name = "queued-" + i;
+            writes.add(threads.submit(
+                    () -> store.write(tx -> tx.insertSandbox(sandbox(name)).name())));
+        }
+        awaitQueued(5);
+        release.countDown();
+        holder.get(30, TimeUnit.SECONDS);
+
+        for (int i = 0; i < 5; i++) {
+            assertThat(writes.get(i).get(30, TimeUnit.SECONDS)).isEqualTo("queued-" + i);
+        }
+        assertThat(store.commits() - before)
+                .as("the holder's commit, then one for the five queued")
+                .isEqualTo(2);
+        for (int i = 0; i < 5; i++) {
+            String name = "queued-" + i;
+            assertThat(byName(name)).isPresent();
+        }
+    }
+
+    @Test
+    void aFailingWriteInABatchIsRolledBackAloneAndItsCallerGetsTheException() throws Exception {
+        store.write(tx -> tx.insertSandbox(sandbox("taken")));
+        var holding = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        Future<?> holder = holdWriter(holding, release);
+        assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+
+        Future<Object> good1 = threads.submit(() -> store.write(tx -> tx.insertSandbox(sandbox("good-1"))));
+        awaitQueued(1);
+        Future<Object> bad = threads.submit(() -> store.write(tx -> {
+            tx.insertSandbox(sandbox("written-then-undone"));
+            return tx.insertSandbox(sandbox("taken"));
+        }));
+        awaitQueued(2);
+        Future<Object> good2 = threads.submit(() -> store.write(tx -> tx.insertSandbox(sandbox("good-2"))));
+        awaitQueued(3);
+        release.countDown();
+        holder.get(30, TimeUnit.SECONDS);
+
+        assertThat(good1.get(30, TimeUnit.SECONDS)).isNotNull();
+        assertThat(good2.get(30, TimeUnit.SECONDS)).isNotNull();
+        assertThatThrownBy(() -> bad.get(30, TimeUnit.SECONDS)).hasCauseInstanceOf(NameTakenException.class);
+        assertThat(byName("good-1")).isPresent();
+        assertThat(byName("good-2")).isPresent();
+        assertThat(byName("written-then-undone"))
+                .as("the failed write's first insert is rolled back with it")
+                .isEmpty();
+    }
+
+    @Test
+    void aWriteAloneThatFailsWritesNothing() {
+        assertThatThrownBy(() -> store.write(tx -> {
+                    tx.insertSandbox(sandbox("half"));
+                    throw new IllegalStateException("changed my mind");
+                }))
+                .hasMessage("changed my mind");
+
+        assertThat(byName("half")).isEmpty();
+    }
+
+    @Test
+    void aWriteInsideAWriteJoinsItsTransaction() {
+        String name = store.write(tx -> {
+            tx.insertSandbox(sandbox("outer"));
+            return store.write(
+                    inner -> inner.sandboxByName("team", "outer").orElseThrow().name());
+        });
+
+        assertThat(name).isEqualTo("outer");
+    }
+}
