@@ -12,7 +12,7 @@ import java.util.Map;
 
 /**
  * The gateway under test, in this JVM: configured as {@code bin/sandgate-gateway} would be with the same flags (the
- * reference driver on a directory, the store in a data directory, both under {@code work}), served over Netty on a
+ * reference driver on {@code driverDirectory}, the store in a data directory under {@code work}), served over Netty on a
  * free loopback port, with {@code extra} registered on the same server.
  */
 final class BenchGateway implements AutoCloseable {
@@ -24,7 +24,8 @@ final class BenchGateway implements AutoCloseable {
         this.server = server;
     }
 
-    static BenchGateway start(Path work, BenchmarkSettings settings, ServerServiceDefinition extra) {
+    static BenchGateway start(
+            Path work, Path driverDirectory, BenchmarkSettings settings, ServerServiceDefinition extra) {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         GatewayConfig config = GatewayConfig.load(
                 new String[] {
@@ -35,7 +36,7 @@ final class BenchGateway implements AutoCloseable {
                     "--driver",
                     "reference",
                     "--driver-property",
-                    "reference.directory=" + work.resolve("reference-sandboxes"),
+                    "reference.directory=" + driverDirectory,
                     "--driver-property",
                     "reference.watch-interval="
                             + settings.referenceWatchInterval().toMillis() + "ms",

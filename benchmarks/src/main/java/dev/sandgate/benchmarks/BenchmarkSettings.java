@@ -22,6 +22,10 @@ import java.util.Optional;
  * @param synchronous the SQLite synchronous mode the gateway's store runs with
  * @param referenceWatchInterval how often the reference driver's watch rescans its directory (its default, 50 ms, is
  *     meant for tests: with thousands of sandboxes stored, the rescans alone would take most of the CPU)
+ * @param pacedRate if positive, the highest concurrency level also runs each operation paced at this aggregate rate
+ *     (calls per second offered, latency from each call's scheduled time); 0 skips the paced round
+ * @param driverDirectory where the reference driver keeps its sandboxes; empty: a temporary folder in shared memory
+ *     ({@code /dev/shm}) when there is one, else next to the store
  * @param output where the markdown report is also written, if anywhere
  */
 record BenchmarkSettings(
@@ -32,11 +36,13 @@ record BenchmarkSettings(
         int warmupCalls,
         String synchronous,
         Duration referenceWatchInterval,
+        double pacedRate,
+        Optional<Path> driverDirectory,
         Optional<Path> output) {
     static final String USAGE = """
             Usage: GatewayBenchmark [--smoke] [--clients 1,16,64] [--calls N] [--stored N] [--warmup N]
                                     [--phase-limit 60s] [--synchronous NORMAL|FULL] [--watch-interval 1000ms]
-                                    [--output FILE]
+                                    [--rate 2000] [--driver-dir DIR] [--output FILE]
               --smoke        a short run (under a minute) with small counts: CI runs it so that the tool cannot rot
               --clients      concurrency levels (default 1,16,64)
               --calls        calls of each operation per level (default 3000)
@@ -45,6 +51,11 @@ record BenchmarkSettings(
               --phase-limit  the most one phase may take (default 60s)
               --synchronous  the store's SQLite synchronous mode (default NORMAL, the gateway's default)
               --watch-interval  how often the reference driver rescans its directory, in ms (default 1000ms)
+              --rate         also run each operation paced at this many calls/s offered, with the highest
+                             number of clients; latency counts from each call's scheduled time (default 2000,
+                             the target of issue 3; 0: no paced round)
+              --driver-dir   the reference driver's directory (default: a temporary folder in /dev/shm when it
+                             exists, else next to the store; the store is always in the temporary directory)
               --output       also write the markdown report to FILE
             """;
 
@@ -56,17 +67,32 @@ record BenchmarkSettings(
             1000,
             "NORMAL",
             Duration.ofSeconds(1),
+            2000,
+            Optional.empty(),
             Optional.empty());
 
     static final BenchmarkSettings SMOKE = new BenchmarkSettings(
-            List.of(1, 16, 64), 128, Duration.ofSeconds(5), 200, 64, "NORMAL", Duration.ofSeconds(1), Optional.empty());
+            List.of(1, 16, 64),
+            128,
+            Duration.ofSeconds(5),
+            200,
+            64,
+            "NORMAL",
+            Duration.ofSeconds(1),
+            200,
+            Optional.empty(),
+            Optional.empty());
 
     BenchmarkSettings {
         clientCounts = List.copyOf(requireNonNull(clientCounts, "clientCounts is null"));
         requireNonNull(phaseLimit, "phaseLimit is null");
         requireNonNull(synchronous, "synchronous is null");
         requireNonNull(referenceWatchInterval, "referenceWatchInterval is null");
+        requireNonNull(driverDirectory, "driverDirectory is null");
         requireNonNull(output, "output is null");
+        if (!(pacedRate >= 0) || pacedRate > 1_000_000) {
+            throw new IllegalArgumentException("--rate must be between 0 and 1000000 calls per second");
+        }
         if (clientCounts.isEmpty() || clientCounts.stream().anyMatch(c -> c < 1 || c > 1024)) {
             throw new IllegalArgumentException("--clients: each level must be between 1 and 1024");
         }
@@ -92,6 +118,8 @@ record BenchmarkSettings(
         int warmup = settings.warmupCalls;
         String synchronous = settings.synchronous;
         Duration watchInterval = settings.referenceWatchInterval;
+        double rate = settings.pacedRate;
+        Optional<Path> driverDirectory = settings.driverDirectory;
         Optional<Path> output = Optional.empty();
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
@@ -117,10 +145,13 @@ record BenchmarkSettings(
                 case "--synchronous" -> synchronous = value.toUpperCase(Locale.ROOT);
                 case "--watch-interval" ->
                     watchInterval = Duration.ofMillis(Long.parseLong(value.replaceFirst("ms$", "")));
+                case "--rate" -> rate = Double.parseDouble(value);
+                case "--driver-dir" -> driverDirectory = Optional.of(Path.of(value));
                 case "--output" -> output = Optional.of(Path.of(value));
                 default -> throw new IllegalArgumentException("unknown option: " + option);
             }
         }
-        return new BenchmarkSettings(clients, calls, limit, stored, warmup, synchronous, watchInterval, output);
+        return new BenchmarkSettings(
+                clients, calls, limit, stored, warmup, synchronous, watchInterval, rate, driverDirectory, output);
     }
 }

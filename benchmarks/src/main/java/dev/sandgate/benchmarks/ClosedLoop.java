@@ -5,11 +5,18 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 /**
- * A closed-loop load generator: {@code clients} threads each make up to {@code callsPerClient} calls one after the
- * other (a client sends its next call when the previous one has answered), until all are made or the time limit
- * passes. Bounded in count and in time.
+ * The load generator: {@code clients} threads each make up to {@code callsPerClient} calls one after the other, until
+ * all are made or the time limit passes. Bounded in count and in time.
+ *
+ * <p>Closed loop ({@link #run}): a client sends its next call when the previous one has answered, so the offered load
+ * follows the server's speed and latency grows with the number of clients. Paced ({@link #paced}): calls are scheduled
+ * at a fixed aggregate rate, call {@code g} (counting across clients) at {@code g / rate} seconds after the start, and
+ * a call's latency runs from its scheduled time, so time spent waiting for a late previous call counts too (no
+ * coordinated omission); the rate is then the offered load, and the throughput falls short of it if the server cannot
+ * keep up.
  */
 final class ClosedLoop {
     private ClosedLoop() {}
@@ -34,6 +41,21 @@ final class ClosedLoop {
     }
 
     static Outcome run(int clients, int callsPerClient, Duration timeLimit, Call call) throws InterruptedException {
+        return run(clients, callsPerClient, timeLimit, 0, call);
+    }
+
+    /** Like {@link #run}, but with the calls scheduled at {@code ratePerSecond} in aggregate. */
+    static Outcome paced(int clients, int callsPerClient, Duration timeLimit, double ratePerSecond, Call call)
+            throws InterruptedException {
+        if (!(ratePerSecond > 0)) {
+            throw new IllegalArgumentException("the rate must be positive");
+        }
+        return run(clients, callsPerClient, timeLimit, ratePerSecond, call);
+    }
+
+    private static Outcome run(int clients, int callsPerClient, Duration timeLimit, double rate, Call call)
+            throws InterruptedException {
+        double nanosPerCall = rate > 0 ? 1e9 / rate : 0;
         CountDownLatch ready = new CountDownLatch(clients);
         CountDownLatch go = new CountDownLatch(1);
         long[][] samples = new long[clients][callsPerClient];
@@ -51,6 +73,13 @@ final class ClosedLoop {
                 int index = 0;
                 for (; index < callsPerClient && System.nanoTime() < deadline; index++) {
                     long start = System.nanoTime();
+                    if (rate > 0) {
+                        long scheduled = window[0] + (long) ((index * (double) clients + client) * nanosPerCall);
+                        while (scheduled - System.nanoTime() > 0) {
+                            LockSupport.parkNanos(scheduled - System.nanoTime());
+                        }
+                        start = scheduled;
+                    }
                     try {
                         call.run(client, index);
                         samples[client][index - (int) errors[client]] = System.nanoTime() - start;

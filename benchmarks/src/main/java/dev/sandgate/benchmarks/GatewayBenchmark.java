@@ -89,13 +89,14 @@ public final class GatewayBenchmark {
         Path log = work.resolve("gateway.log");
         logTo(log);
         boolean failed = true;
-        try (BenchGateway gateway = BenchGateway.start(work, settings, NoopService.definition())) {
+        Path driverDirectory = driverDirectory(settings, work);
+        try (BenchGateway gateway = BenchGateway.start(work, driverDirectory, settings, NoopService.definition())) {
             ManagedChannel channel = NettyChannelBuilder.forAddress(
                             new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
                     .usePlaintext()
                     .build();
             try {
-                Report report = new GatewayBenchmark(settings, channel).measure(started);
+                Report report = new GatewayBenchmark(settings, channel).measure(started, describe(driverDirectory));
                 failed = report.rows().stream().anyMatch(row -> row.errors() > 0);
                 return report;
             } finally {
@@ -108,10 +109,39 @@ public final class GatewayBenchmark {
                 progress("calls failed: the gateway's log is kept in " + kept);
             }
             deleteTree(work);
+            if (Files.exists(driverDirectory)) {
+                deleteTree(driverDirectory);
+            }
         }
     }
 
-    private Report measure(long started) throws InterruptedException {
+    /** A folder's file system type and path, for the report. */
+    private static String describe(Path folder) {
+        try {
+            return Files.getFileStore(folder).type() + " (" + folder.getParent() + ")";
+        } catch (IOException e) {
+            return folder.getParent().toString();
+        }
+    }
+
+    /**
+     * Where the reference driver keeps its sandboxes. It stands in for a container engine, so by default its files
+     * live in shared memory (a new folder of /dev/shm when there is one): the benchmark then measures the gateway,
+     * not the file system's metadata operations of a test double. The gateway's store is always on disk, in {@code
+     * work}.
+     */
+    private static Path driverDirectory(BenchmarkSettings settings, Path work) throws IOException {
+        if (settings.driverDirectory().isPresent()) {
+            return Files.createDirectories(settings.driverDirectory().get()).resolve("sandgate-bench-reference");
+        }
+        Path shm = Path.of("/dev/shm");
+        if (Files.isDirectory(shm) && Files.isWritable(shm)) {
+            return Files.createTempDirectory(shm, "sandgate-bench-reference-");
+        }
+        return work.resolve("reference-sandboxes");
+    }
+
+    private Report measure(long started, String driverDirectory) throws InterruptedException {
         progress("storing " + settings.storedSandboxes() + " sandboxes");
         int storedPerClient = Math.ceilDiv(settings.storedSandboxes(), PREPOPULATE_CLIENTS);
         ClosedLoop.Outcome stored =
@@ -132,6 +162,10 @@ public final class GatewayBenchmark {
 
         long gcBefore = gcMillis();
         List<Report.Row> rows = new ArrayList<>();
+        int maxClients = settings.clientCounts().stream()
+                .mapToInt(Integer::intValue)
+                .max()
+                .orElseThrow();
         for (int clients : settings.clientCounts()) {
             progress(clients + " clients");
             int perClient = settings.callsPerClient(clients);
@@ -144,6 +178,19 @@ public final class GatewayBenchmark {
                 rows.add(row(clients, names[p], phases.get(p), noop));
             }
             rows.add(row(clients, Report.LIFECYCLE, merge(phases), noop));
+            if (settings.pacedRate() > 0 && clients == maxClients) {
+                progress(clients + " clients, paced at " + (long) settings.pacedRate() + " calls/s");
+                ClosedLoop.Outcome pacedNoop = ClosedLoop.paced(
+                        clients, perClient, settings.phaseLimit(), settings.pacedRate(), (c, i) -> noop());
+                rows.add(row(clients, Report.paced(Report.NOOP, settings.pacedRate()), pacedNoop, pacedNoop));
+                LifecycleRound paced = new LifecycleRound("p" + clients, clients, perClient, settings.pacedRate());
+                List<ClosedLoop.Outcome> pacedPhases = paced.runAll();
+                for (int p = 0; p < pacedPhases.size(); p++) {
+                    rows.add(row(clients, Report.paced(names[p], settings.pacedRate()), pacedPhases.get(p), pacedNoop));
+                }
+                rows.add(row(
+                        clients, Report.paced(Report.LIFECYCLE, settings.pacedRate()), merge(pacedPhases), pacedNoop));
+            }
         }
         long gcMillis = gcMillis() - gcBefore;
 
@@ -161,6 +208,7 @@ public final class GatewayBenchmark {
                         settings.synchronous(),
                         gcMillis,
                         Duration.ofNanos(System.nanoTime() - started),
+                        driverDirectory,
                         settings),
                 rows);
     }
@@ -174,25 +222,34 @@ public final class GatewayBenchmark {
         private final int clients;
         private final int perClient;
         private final String[][] ids;
+        private final double rate;
 
         LifecycleRound(String prefix, int clients, int perClient) {
+            this(prefix, clients, perClient, 0);
+        }
+
+        /** A round whose phases are paced at {@code rate} calls per second (0: closed loop). */
+        LifecycleRound(String prefix, int clients, int perClient, double rate) {
             this.prefix = prefix;
             this.clients = clients;
             this.perClient = perClient;
             this.ids = new String[clients][perClient];
+            this.rate = rate;
         }
 
         List<ClosedLoop.Outcome> runAll() throws InterruptedException {
             List<ClosedLoop.Outcome> phases = new ArrayList<>();
-            phases.add(ClosedLoop.run(
-                    clients,
-                    perClient,
-                    settings.phaseLimit(),
-                    (c, i) -> ids[c][i] = create(WORKSPACE, prefix + "-" + c + "-" + i)));
-            phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> stop(ids[c][i])));
-            phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> start(ids[c][i])));
-            phases.add(ClosedLoop.run(clients, perClient, settings.phaseLimit(), (c, i) -> delete(ids[c][i])));
+            phases.add(phase((c, i) -> ids[c][i] = create(WORKSPACE, prefix + "-" + c + "-" + i)));
+            phases.add(phase((c, i) -> stop(ids[c][i])));
+            phases.add(phase((c, i) -> start(ids[c][i])));
+            phases.add(phase((c, i) -> delete(ids[c][i])));
             return phases;
+        }
+
+        private ClosedLoop.Outcome phase(ClosedLoop.Call call) throws InterruptedException {
+            return rate > 0
+                    ? ClosedLoop.paced(clients, perClient, settings.phaseLimit(), rate, call)
+                    : ClosedLoop.run(clients, perClient, settings.phaseLimit(), call);
         }
     }
 

@@ -16,6 +16,11 @@ record Report(Environment environment, List<Row> rows) {
     static final String NOOP = "no-op (bare gRPC)";
     static final String LIFECYCLE = "all four";
 
+    /** The name of a paced row: the operation and the rate offered. */
+    static String paced(String operation, double rate) {
+        return String.format(Locale.ROOT, "%s, paced %,.0f/s", operation, rate);
+    }
+
     Report {
         requireNonNull(environment, "environment is null");
         rows = List.copyOf(requireNonNull(rows, "rows is null"));
@@ -56,6 +61,7 @@ record Report(Environment environment, List<Row> rows) {
             String synchronous,
             long gcPauseMillis,
             Duration elapsed,
+            String driverDirectory,
             BenchmarkSettings settings) {}
 
     String markdown() {
@@ -63,9 +69,12 @@ record Report(Environment environment, List<Row> rows) {
         StringBuilder text = new StringBuilder();
         text.append("Sandgate gateway benchmark: reference driver (directory backend, rescanned every ")
                 .append(env.settings().referenceWatchInterval().toMillis())
-                .append(" ms), SQLite store (WAL, synchronous=")
+                .append(" ms, in ")
+                .append(env.driverDirectory())
+                .append("), SQLite store (WAL, synchronous=")
                 .append(env.synchronous())
-                .append("), gRPC over Netty on 127.0.0.1, closed-loop blocking clients on one channel.\n\n");
+                .append(", on disk), gRPC over Netty on 127.0.0.1, blocking clients on one channel: closed loop, and")
+                .append(" \"paced\" rows at a fixed offered rate with latency from each call's scheduled time.\n\n");
         text.append(String.format(
                 Locale.ROOT,
                 "- machine: %d processors, %s, Java %s%n- heap: max %d MiB; %d MiB in use after a full GC at the end;"

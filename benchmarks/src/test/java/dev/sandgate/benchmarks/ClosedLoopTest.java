@@ -44,4 +44,30 @@ class ClosedLoopTest {
         assertThat(outcome.latencies().count()).isZero();
         assertThat(outcome.errors()).isZero();
     }
+
+    @Test
+    void pacedCallsStartOnTheirScheduleAndALateCallCountsItsWaitInItsLatency() throws InterruptedException {
+        // One client, 100 calls/s offered: call i is due at i * 10 ms. Each call takes 30 ms, so the client falls
+        // behind and call i starts about 20 * i ms after it was due; its latency must include that wait.
+        ClosedLoop.Outcome outcome = ClosedLoop.paced(1, 5, Duration.ofMinutes(1), 100, (client, index) -> {
+            Thread.sleep(30);
+        });
+
+        long[] samples = outcome.latencies().samples();
+        assertThat(samples).hasSize(5);
+        long lastMillis = Duration.ofNanos(
+                        java.util.Arrays.stream(samples).max().orElseThrow())
+                .toMillis();
+        assertThat(lastMillis).as("the last call waited for four late calls").isGreaterThanOrEqualTo(30 + 4 * 20);
+        assertThat(Duration.ofNanos(outcome.elapsedNanos()).toMillis()).isGreaterThanOrEqualTo(5 * 30);
+    }
+
+    @Test
+    void pacedCallsAreNotSentBeforeTheyAreDue() throws InterruptedException {
+        // Two clients share 50 calls/s: calls are due every 20 ms, so ten of them take at least 180 ms.
+        ClosedLoop.Outcome outcome = ClosedLoop.paced(2, 5, Duration.ofMinutes(1), 50, (client, index) -> {});
+
+        assertThat(outcome.latencies().count()).isEqualTo(10);
+        assertThat(Duration.ofNanos(outcome.elapsedNanos()).toMillis()).isGreaterThanOrEqualTo(180);
+    }
 }

@@ -22,6 +22,9 @@ class GatewayBenchmarkSmokeTest {
                 expected.add(tuple(clients, operation));
             }
         }
+        for (String operation : List.of(Report.NOOP, "create", "stop", "start", "delete", Report.LIFECYCLE)) {
+            expected.add(tuple(64, Report.paced(operation, settings.pacedRate())));
+        }
         assertThat(report.rows())
                 .extracting(Report.Row::clients, Report.Row::operation)
                 .containsExactlyElementsOf(expected);
@@ -36,6 +39,10 @@ class GatewayBenchmarkSmokeTest {
         });
         assertThat(report.environment().storedSandboxes()).isEqualTo(settings.storedSandboxes());
         assertThat(report.markdown())
-                .contains("| 64 | delete |", "synchronous=NORMAL", "stored sandboxes while measuring: 200");
+                .contains(
+                        "| 64 | delete |",
+                        "| 64 | delete, paced 200/s |",
+                        "synchronous=NORMAL",
+                        "stored sandboxes while measuring: 200");
     }
 }
