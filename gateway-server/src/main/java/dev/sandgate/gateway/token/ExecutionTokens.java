@@ -30,6 +30,8 @@ public final class ExecutionTokens {
             Pattern.compile("sgx1\\.[a-z0-9]{1,16}\\.[A-Za-z0-9_-]{32}\\.[A-Za-z0-9_-]{43}");
     private static final Base64.Encoder ENCODER = Base64.getUrlEncoder().withoutPadding();
     private static final Base64.Decoder DECODER = Base64.getUrlDecoder();
+    /** A Mac per thread: looking the algorithm up costs more than the mac itself; init sets the key each time. */
+    private static final ThreadLocal<Mac> MACS = ThreadLocal.withInitial(ExecutionTokens::newMac);
 
     private volatile TokenKeys keys;
 
@@ -90,9 +92,17 @@ public final class ExecutionTokens {
 
     private static byte[] mac(TokenKeys.Key key, String signed) {
         try {
-            Mac mac = Mac.getInstance("HmacSHA256");
+            Mac mac = MACS.get();
             mac.init(new SecretKeySpec(key.secret(), "HmacSHA256"));
             return mac.doFinal(signed.getBytes(StandardCharsets.US_ASCII));
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("every JDK has HmacSHA256", e);
+        }
+    }
+
+    private static Mac newMac() {
+        try {
+            return Mac.getInstance("HmacSHA256");
         } catch (GeneralSecurityException e) {
             throw new IllegalStateException("every JDK has HmacSHA256", e);
         }
