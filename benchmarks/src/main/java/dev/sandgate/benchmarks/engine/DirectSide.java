@@ -29,7 +29,9 @@ import java.util.UUID;
  *   <li>create: create the labelled workspace volume, create the container (the driver's labels, init, the volume at
  *       {@value ContainerNaming#WORKSPACE_PATH}, network none, on Podman the driver's default ulimits), start it
  *   <li>stop: stop with the driver's default grace period, then inspect until the engine reports it not running
- *   <li>start: a container is one execution, so create the next generation's container, start it, remove the old one
+ *   <li>start: a container is one execution, so create the next generation's container, remove the old one, start the
+ *       new one (the driver's order: the new container exists before the old one goes, and starts only once the old
+ *       one is known to have been there)
  *   <li>delete: remove the container (forced), then its volume
  * </ul>
  */
@@ -112,11 +114,11 @@ final class DirectSide implements LifecycleSide {
         String previous = sandbox.containerId;
         sandbox.generation++;
         sandbox.containerId = createContainer(sandbox);
-        client.startContainerCmd(sandbox.containerId).exec();
         client.removeContainerCmd(previous)
                 .withForce(true)
                 .withRemoveVolumes(false)
                 .exec();
+        client.startContainerCmd(sandbox.containerId).exec();
     }
 
     @Override

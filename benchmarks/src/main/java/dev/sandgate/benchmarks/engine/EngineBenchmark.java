@@ -26,9 +26,10 @@ import java.util.stream.Stream;
 /**
  * Gateway overhead on a real container engine: in one run, against one engine, it runs sandbox lifecycles (create
  * with launch, stop, start, delete) through the gateway's gRPC API (gateway in this JVM, loopback Netty, the podman or
- * docker driver, SQLite store in a temporary directory) and the same engine mutations directly with docker-java
- * ({@link DirectSide}), alternating which side goes first in each iteration so that machine noise hits both alike.
- * Prints a markdown table of p50 and p99 per operation and side, and the gateway/direct ratios. Run it with {@code
+ * docker driver, SQLite store in a temporary directory), through the same driver called directly ({@link DriverSide}:
+ * no store, no gRPC, no watch) and as the same engine mutations made directly with docker-java ({@link DirectSide}),
+ * rotating which side goes first in each iteration so that machine noise hits all alike. Prints a markdown table of
+ * p50 and p99 per operation and side, and the gateway/direct and driver/direct ratios. Run it with {@code
  * scripts/bench-engine}; docs/benchmarks.md has a run's figures.
  */
 public final class EngineBenchmark {
@@ -71,9 +72,10 @@ public final class EngineBenchmark {
             try {
                 Map<String, Map<Operation, Samples>> measured;
                 try (GatewaySide gateway = GatewaySide.start(settings, work.resolve("gateway-data"), workspace);
+                        DriverSide driver = DriverSide.open(settings, workspace);
                         DirectSide direct =
                                 new DirectSide(connect(settings), settings.engine(), settings.image(), workspace)) {
-                    measured = measure(settings, List.of(gateway, direct));
+                    measured = measure(settings, List.of(gateway, driver, direct));
                 }
                 failed = false;
                 return table(settings, engineVersion, measured);
@@ -103,11 +105,7 @@ public final class EngineBenchmark {
         int total = settings.warmup() + settings.iterations();
         for (int i = 0; i < total; i++) {
             boolean warmup = i < settings.warmup();
-            List<LifecycleSide> order = new ArrayList<>(sides);
-            if (i % 2 == 1) {
-                order = order.reversed();
-            }
-            for (LifecycleSide side : order) {
+            for (LifecycleSide side : order(sides, i)) {
                 Map<Operation, Samples> samples = warmup ? null : measured.get(side.label());
                 lifecycle(side, "s" + i, samples);
             }
@@ -117,6 +115,17 @@ public final class EngineBenchmark {
             }
         }
         return measured;
+    }
+
+    /**
+     * The order of the sides in iteration {@code i}: rotated by one each iteration, and reversed every other round, so
+     * that over {@code 2 * sides.size()} iterations every side runs in every position, after every other side, equally
+     * often.
+     */
+    static <T> List<T> order(List<T> sides, int i) {
+        List<T> order = new ArrayList<>(sides);
+        java.util.Collections.rotate(order, -(i % sides.size()));
+        return (i / sides.size()) % 2 == 1 ? order.reversed() : order;
     }
 
     /** One lifecycle of one sandbox on {@code side}; records each operation's latency unless {@code samples} is null. */
@@ -143,6 +152,7 @@ public final class EngineBenchmark {
     static String table(
             EngineBenchmarkSettings settings, String engineVersion, Map<String, Map<Operation, Samples>> measured) {
         Map<Operation, Samples> gateway = measured.get("gateway");
+        Map<Operation, Samples> driver = measured.get("driver");
         Map<Operation, Samples> direct = measured.get("direct docker-java");
         StringBuilder out = new StringBuilder();
         out.append(String.format(
@@ -157,27 +167,32 @@ public final class EngineBenchmark {
                 settings.warmup(),
                 Runtime.getRuntime().availableProcessors(),
                 Runtime.version()));
-        out.append("| operation | gateway p50 (ms) | gateway p99 (ms) | direct p50 (ms) | direct p99 (ms) |"
-                + " ratio p50 | ratio p99 |\n");
-        out.append("|---|---:|---:|---:|---:|---:|---:|\n");
+        out.append("| operation | gateway p50 | gateway p99 | driver p50 | driver p99 | direct p50 | direct p99 |"
+                + " gateway/direct p50 | gateway/direct p99 | driver/direct p50 | driver/direct p99 |\n");
+        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
         for (Operation operation : Operation.values()) {
-            Samples g = gateway.get(operation);
-            Samples d = direct.get(operation);
-            double gp50 = g.percentileMillis(50);
-            double gp99 = g.percentileMillis(99);
-            double dp50 = d.percentileMillis(50);
-            double dp99 = d.percentileMillis(99);
+            double gp50 = gateway.get(operation).percentileMillis(50);
+            double gp99 = gateway.get(operation).percentileMillis(99);
+            double sp50 = driver.get(operation).percentileMillis(50);
+            double sp99 = driver.get(operation).percentileMillis(99);
+            double dp50 = direct.get(operation).percentileMillis(50);
+            double dp99 = direct.get(operation).percentileMillis(99);
             out.append(String.format(
                     Locale.ROOT,
-                    "| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f |%n",
+                    "| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f |%n",
                     operation.title,
                     gp50,
                     gp99,
+                    sp50,
+                    sp99,
                     dp50,
                     dp99,
                     gp50 / dp50,
-                    gp99 / dp99));
+                    gp99 / dp99,
+                    sp50 / dp50,
+                    sp99 / dp99));
         }
+        out.append("\nLatencies in milliseconds (p99 of 30 samples is the slowest one).\n");
         return out.toString();
     }
 

@@ -24,8 +24,9 @@ record EngineBenchmarkSettings(
     static final String USAGE = """
             Usage: EngineBenchmark [OPTIONS]
             Create, stop, start and delete latency through the gateway (in this JVM, gRPC over loopback Netty, the
-            podman or docker driver, SQLite store in a temporary directory) next to the same engine calls made
-            directly with docker-java, interleaved in one run. Prints a markdown table.
+            podman or docker driver, SQLite store in a temporary directory), through the same driver called
+            directly (no store, no gRPC), and as the same engine calls made directly with docker-java, interleaved
+            in one run. Prints a markdown table.
               --engine podman|docker  the engine and driver (default podman)
               --host URI              the engine socket (default: SANDGATE_PODMAN_HOST / SANDGATE_DOCKER_HOST, else
                                       unix:///run/podman/podman.sock / unix:///run/docker.sock)

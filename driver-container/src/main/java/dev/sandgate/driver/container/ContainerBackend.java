@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.command.CreateVolumeResponse;
 import com.github.dockerjava.api.command.InspectVolumeResponse;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
@@ -16,6 +17,7 @@ import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.Mismatch;
+import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import java.io.IOException;
 import java.time.Duration;
@@ -46,13 +48,13 @@ final class ContainerBackend implements AutoCloseable {
     private final String gatewayId;
 
     /**
-     * The containers carrying one sandbox id.
+     * The containers carrying one sandbox id, as the engine's list reported them.
      *
-     * @param current the container of the highest generation (the newest one if several share it), inspected
-     * @param containerIds every container carrying the id, {@code current} included
+     * @param current the container of the highest generation (the newest one if several share it)
+     * @param containerIds every container carrying the id, {@code current} first
      * @param names the names of those containers
      */
-    record SandboxContainers(ContainerView current, List<String> containerIds, Set<String> names) {
+    record SandboxContainers(ListedContainer current, List<String> containerIds, Set<String> names) {
         SandboxContainers {
             requireNonNull(current, "current is null");
             containerIds = List.copyOf(containerIds);
@@ -84,28 +86,27 @@ final class ContainerBackend implements AutoCloseable {
         return gatewayId;
     }
 
-    /** The containers of this gateway carrying {@code sandboxId}; empty when none does. */
+    /** The containers of this gateway carrying {@code sandboxId}; empty when none does. One list call. */
     Optional<SandboxContainers> find(String sandboxId) {
-        List<Container> summaries = summaries(Map.of(Labels.GATEWAY_ID, gatewayId, Labels.SANDBOX_ID, sandboxId));
-        return assemble(summaries);
+        List<ListedContainer> listed = list(Map.of(Labels.GATEWAY_ID, gatewayId, Labels.SANDBOX_ID, sandboxId));
+        return assemble(listed);
     }
 
-    /** The containers of every sandbox of this gateway, by sandbox id. */
+    /** The containers of every sandbox of this gateway, by sandbox id. One list call. */
     Map<String, SandboxContainers> findAll() {
-        Map<String, List<Container>> bySandbox = new LinkedHashMap<>();
-        for (Container summary : summaries(Map.of(Labels.GATEWAY_ID, gatewayId))) {
-            String sandboxId = labels(summary).get(Labels.SANDBOX_ID);
+        Map<String, List<ListedContainer>> bySandbox = new LinkedHashMap<>();
+        for (ListedContainer container : list(Map.of(Labels.GATEWAY_ID, gatewayId))) {
+            String sandboxId = container.labels().get(Labels.SANDBOX_ID);
             if (sandboxId != null) {
-                bySandbox.computeIfAbsent(sandboxId, id -> new ArrayList<>()).add(summary);
+                bySandbox.computeIfAbsent(sandboxId, id -> new ArrayList<>()).add(container);
             }
         }
         Map<String, SandboxContainers> result = new LinkedHashMap<>();
-        bySandbox.forEach(
-                (sandboxId, summaries) -> assemble(summaries).ifPresent(found -> result.put(sandboxId, found)));
+        bySandbox.forEach((sandboxId, listed) -> assemble(listed).ifPresent(found -> result.put(sandboxId, found)));
         return result;
     }
 
-    private List<Container> summaries(Map<String, String> labelFilter) {
+    private List<ListedContainer> list(Map<String, String> labelFilter) {
         List<Container> listed = call(
                 "listing containers",
                 () -> client.listContainersCmd()
@@ -115,65 +116,72 @@ final class ContainerBackend implements AutoCloseable {
         // The engines filter already; checking again costs nothing and does not depend on how each one combines
         // several label filters.
         return listed.stream()
-                .filter(summary -> labelFilter.entrySet().stream()
-                        .allMatch(
-                                entry -> entry.getValue().equals(labels(summary).get(entry.getKey()))))
+                .map(ListedContainer::of)
+                .filter(container -> labelFilter.entrySet().stream()
+                        .allMatch(entry ->
+                                entry.getValue().equals(container.labels().get(entry.getKey()))))
                 .toList();
     }
 
-    private Optional<SandboxContainers> assemble(List<Container> summaries) {
-        if (summaries.isEmpty()) {
+    /**
+     * Ranks a sandbox's containers: the highest generation is current. The list gives creation times in whole
+     * seconds, so when several containers share the highest generation (a relaunch of the same generation whose
+     * predecessor was not removed) they are inspected for their exact creation times.
+     */
+    private Optional<SandboxContainers> assemble(List<ListedContainer> listed) {
+        if (listed.isEmpty()) {
             return Optional.empty();
         }
-        List<Container> ranked = summaries.stream()
-                .sorted(Comparator.comparingLong((Container summary) -> generationOf(summary))
-                        .thenComparingLong(summary -> summary.getCreated() == null ? 0 : summary.getCreated())
+        List<ListedContainer> ranked = listed.stream()
+                .sorted(Comparator.comparingLong(ListedContainer::rank)
+                        .thenComparingLong(ListedContainer::createdSeconds)
                         .reversed())
                 .toList();
-        ContainerView best = null;
-        for (Container summary : ranked) {
-            if (best != null
-                    && generationOf(summary)
-                            < ContainerStamps.generation(best.labels()).orElse(0)) {
-                break;
-            }
-            Optional<ContainerView> view = inspect(summary.getId());
-            if (view.isPresent() && (best == null || newer(view.get(), best))) {
-                best = view.get();
-            }
-        }
+        ListedContainer current = ranked.getFirst();
+        List<ListedContainer> tied = ranked.stream()
+                .filter(container -> container.rank() == current.rank())
+                .toList();
+        ListedContainer best = tied.size() == 1 ? current : newest(tied);
         if (best == null) {
             return Optional.empty();
         }
         List<String> ids = new ArrayList<>();
+        ids.add(best.id());
         Set<String> names = new TreeSet<>();
-        for (Container summary : ranked) {
-            ids.add(summary.getId());
-            if (summary.getNames() != null) {
-                for (String name : summary.getNames()) {
-                    names.add(name.replaceFirst("^/", ""));
-                }
+        for (ListedContainer container : ranked) {
+            if (!container.id().equals(best.id())) {
+                ids.add(container.id());
             }
+            names.addAll(container.names());
         }
         return Optional.of(new SandboxContainers(best, ids, names));
     }
 
-    private static boolean newer(ContainerView candidate, ContainerView best) {
-        long candidateGeneration =
-                ContainerStamps.generation(candidate.labels()).orElse(0);
-        long bestGeneration = ContainerStamps.generation(best.labels()).orElse(0);
-        if (candidateGeneration != bestGeneration) {
-            return candidateGeneration > bestGeneration;
+    /** The newest of containers of one generation, by their inspected creation times; null if all are gone. */
+    private ListedContainer newest(List<ListedContainer> tied) {
+        ListedContainer best = null;
+        Instant bestCreated = null;
+        for (ListedContainer container : tied) {
+            Optional<ContainerView> view = inspect(container.id());
+            if (view.isPresent()
+                    && (bestCreated == null || view.get().createdAt().isAfter(bestCreated))) {
+                best = container;
+                bestCreated = view.get().createdAt();
+            }
         }
-        return candidate.createdAt().isAfter(best.createdAt());
+        return best;
     }
 
-    private static long generationOf(Container summary) {
-        return ContainerStamps.generation(labels(summary)).orElse(0);
-    }
-
-    private static Map<String, String> labels(Container summary) {
-        return summary.getLabels() == null ? Map.of() : summary.getLabels();
+    /**
+     * The observation of a listed container: from the list when it runs, else from an inspect (the exit code and the
+     * engine's error decide between STOPPED and FAILED); empty if it no longer exists or its stamps are malformed.
+     */
+    Optional<SandboxObservation> observe(ListedContainer container) {
+        Optional<SandboxObservation> listed = container.observationIfRunning();
+        if (listed.isPresent()) {
+            return listed;
+        }
+        return inspect(container.id()).map(ContainerView::observation);
     }
 
     /** The container with this ID as the engine reports it now; empty if it no longer exists. */
@@ -188,45 +196,32 @@ final class ContainerBackend implements AutoCloseable {
         }
     }
 
-    /** Makes sure the engine has {@code image}, pulling it when absent. */
-    void ensureImage(String image) {
-        try {
-            client.inspectImageCmd(image).exec();
-            return;
-        } catch (NotFoundException e) {
-            log.info("Pulling image {}: the {} does not have it", image, dialect.engineName());
-        } catch (RuntimeException e) {
-            throw EngineErrors.map(e, "inspecting image " + image);
-        }
-        dialect.pullImage(client, image, settings.pullTimeout());
-    }
-
     /**
-     * Makes sure {@code ref}'s workspace volume exists, labelled for it.
+     * Makes sure {@code ref}'s workspace volume exists, labelled for it. Both engines answer the create of an existing
+     * volume with that volume (its own labels), so one call creates or checks it.
      *
-     * @return whether this call created it
      * @throws DriverException FAILED_PRECONDITION if a volume of that name belongs to another sandbox or gateway
      */
-    boolean ensureVolume(SandboxRef ref) {
+    void createVolume(SandboxRef ref) {
         String name = ContainerNaming.volumeName(ref.id());
-        Optional<InspectVolumeResponse> existing = inspectVolume(name);
-        if (existing.isPresent()) {
-            requireOwnVolume(ref, existing.get());
-            return false;
-        }
+        CreateVolumeResponse volume;
         try {
-            client.createVolumeCmd()
+            volume = client.createVolumeCmd()
                     .withName(name)
                     .withLabels(ContainerStamps.volumeLabels(ref, gatewayId))
                     .exec();
-            return true;
         } catch (ConflictException e) {
             requireOwnVolume(
-                    ref, inspectVolume(name).orElseThrow(() -> EngineErrors.map(e, "creating volume " + name)));
-            return false;
+                    ref,
+                    name,
+                    inspectVolume(name)
+                            .orElseThrow(() -> EngineErrors.map(e, "creating volume " + name))
+                            .getLabels());
+            return;
         } catch (RuntimeException e) {
             throw EngineErrors.map(e, "creating volume " + name);
         }
+        requireOwnVolume(ref, name, volume.getLabels());
     }
 
     private Optional<InspectVolumeResponse> inspectVolume(String name) {
@@ -239,15 +234,14 @@ final class ContainerBackend implements AutoCloseable {
         }
     }
 
-    private void requireOwnVolume(SandboxRef ref, InspectVolumeResponse volume) {
-        Map<String, String> labels = volume.getLabels() == null ? Map.of() : volume.getLabels();
+    private void requireOwnVolume(SandboxRef ref, String name, Map<String, String> volumeLabels) {
+        Map<String, String> labels = volumeLabels == null ? Map.of() : volumeLabels;
         String owner = labels.getOrDefault(Labels.SANDBOX_ID, "");
         String ownerGateway = labels.getOrDefault(Labels.GATEWAY_ID, "");
         if (!owner.equals(ref.id()) || !ownerGateway.equals(gatewayId)) {
             throw new DriverException(
                     DriverErrorCode.FAILED_PRECONDITION,
-                    "volume " + volume.getName() + " exists but is not the workspace of sandbox " + ref.id()
-                            + " of this gateway",
+                    "volume " + name + " exists but is not the workspace of sandbox " + ref.id() + " of this gateway",
                     List.of(new Mismatch(Mismatch.SANDBOX_ID, ref.id(), owner)),
                     null);
         }
@@ -256,23 +250,28 @@ final class ContainerBackend implements AutoCloseable {
     /**
      * Removes {@code ref}'s workspace volume if it exists and carries its stamps.
      *
+     * @param verified whether the caller knows the volume is the one whose stamps were checked (it was mounted by the
+     *     sandbox's containers from that check until now): then its stamps are not read again
      * @return whether this call removed it
      * @throws DriverException ABORTED if a container (created behind the driver's back) still uses it
      */
-    boolean removeVolume(SandboxRef ref) {
+    boolean removeVolume(SandboxRef ref, boolean verified) {
         String name = ContainerNaming.volumeName(ref.id());
-        Optional<InspectVolumeResponse> existing = inspectVolume(name);
-        if (existing.isEmpty()) {
-            return false;
-        }
-        Map<String, String> labels =
-                existing.get().getLabels() == null ? Map.of() : existing.get().getLabels();
-        if (!ref.id().equals(labels.get(Labels.SANDBOX_ID)) || !gatewayId.equals(labels.get(Labels.GATEWAY_ID))) {
-            log.info(
-                    "Not removing volume {}: it does not carry the stamps of sandbox {} of this gateway",
-                    name,
-                    ref.id());
-            return false;
+        if (!verified) {
+            Optional<InspectVolumeResponse> existing = inspectVolume(name);
+            if (existing.isEmpty()) {
+                return false;
+            }
+            Map<String, String> labels = existing.get().getLabels() == null
+                    ? Map.of()
+                    : existing.get().getLabels();
+            if (!ref.id().equals(labels.get(Labels.SANDBOX_ID)) || !gatewayId.equals(labels.get(Labels.GATEWAY_ID))) {
+                log.info(
+                        "Not removing volume {}: it does not carry the stamps of sandbox {} of this gateway",
+                        name,
+                        ref.id());
+                return false;
+            }
         }
         try {
             client.removeVolumeCmd(name).exec();
@@ -290,10 +289,28 @@ final class ContainerBackend implements AutoCloseable {
         }
     }
 
-    /** Removes the volume this driver just created for a launch that then failed; failures are only logged. */
+    /**
+     * Removes {@code ref}'s workspace volume if it carries no sandgate stamps: the one an engine creates on its own
+     * when a container is created on a volume name that does not exist. Failures are only logged.
+     */
+    void removeUnstampedVolumeQuietly(SandboxRef ref) {
+        String name = ContainerNaming.volumeName(ref.id());
+        try {
+            Optional<InspectVolumeResponse> existing = inspectVolume(name);
+            if (existing.isPresent()
+                    && (existing.get().getLabels() == null
+                            || !existing.get().getLabels().containsKey(Labels.SANDBOX_ID))) {
+                client.removeVolumeCmd(name).exec();
+            }
+        } catch (RuntimeException e) {
+            log.warn("Could not remove the unstamped volume {}: {}", name, e.getMessage());
+        }
+    }
+
+    /** Removes the workspace volume of a create that failed; failures are only logged. */
     void removeVolumeQuietly(SandboxRef ref) {
         try {
-            removeVolume(ref);
+            removeVolume(ref, false);
         } catch (DriverException e) {
             log.warn(
                     "Could not remove the workspace volume of sandbox {} after a failed create: {}",
@@ -302,20 +319,46 @@ final class ContainerBackend implements AutoCloseable {
         }
     }
 
+    /** The labels of the container running {@code launch} of {@code recipe} for {@code ref}. */
+    Map<String, String> containerLabels(SandboxRef ref, ContainerRecipe recipe, LaunchInput launch) {
+        return ContainerStamps.containerLabels(ref, gatewayId, launch, recipe.userLabels());
+    }
+
     /**
-     * Creates (does not start) the container of {@code launch} for {@code ref}.
+     * Creates (does not start) the container of {@code launch} for {@code ref}, with {@code labels}. When the engine
+     * answers that it does not have the image, pulls it and creates again: no image check precedes the create.
      *
      * @return the container ID
      * @throws DriverException FAILED_PRECONDITION if {@code name} belongs to a container of another sandbox, ABORTED
-     *     if another driver instance created it concurrently, INVALID_ARGUMENT if the engine refuses the settings
+     *     if another driver instance created it concurrently, INVALID_ARGUMENT if the engine refuses the settings,
+     *     UNAVAILABLE (or INVALID_ARGUMENT) with the reason when a needed pull fails
      */
-    String createContainer(String name, SandboxRef ref, ContainerRecipe recipe, LaunchInput launch) {
+    String createContainer(
+            String name, SandboxRef ref, ContainerRecipe recipe, LaunchInput launch, Map<String, String> labels) {
+        try {
+            return tryCreateContainer(name, ref, recipe, launch, labels);
+        } catch (NotFoundException e) {
+            if (!EngineErrors.reason(e).toLowerCase(java.util.Locale.ROOT).contains("image")) {
+                throw EngineErrors.map(e, "creating container " + name + " for sandbox " + ref.id());
+            }
+            log.info("Pulling image {}: the {} does not have it", recipe.image(), dialect.engineName());
+        }
+        dialect.pullImage(client, recipe.image(), settings.pullTimeout());
+        try {
+            return tryCreateContainer(name, ref, recipe, launch, labels);
+        } catch (NotFoundException e) {
+            throw EngineErrors.map(e, "creating container " + name + " for sandbox " + ref.id());
+        }
+    }
+
+    private String tryCreateContainer(
+            String name, SandboxRef ref, ContainerRecipe recipe, LaunchInput launch, Map<String, String> labels) {
         HostConfig hostConfig =
                 LaunchPolicyMapping.hostConfig(launch.policy().staticPolicy(), ContainerNaming.volumeName(ref.id()));
         dialect.customizeHostConfig(hostConfig);
         try (CreateContainerCmd command = client.createContainerCmd(recipe.image())) {
             command.withName(name)
-                    .withLabels(ContainerStamps.containerLabels(ref, gatewayId, launch, recipe.userLabels()))
+                    .withLabels(labels)
                     .withEnv(recipe.environment())
                     .withStopTimeout(settings.stopGraceSeconds())
                     .withHostConfig(hostConfig);
@@ -328,6 +371,8 @@ final class ContainerBackend implements AutoCloseable {
             String id = command.exec().getId();
             log.debug("Created container {} ({}) for sandbox {} at generation {}", name, id, ref, launch.generation());
             return id;
+        } catch (NotFoundException e) {
+            throw e;
         } catch (ConflictException e) {
             throw nameTaken(name, ref, e);
         } catch (RuntimeException e) {
@@ -358,12 +403,15 @@ final class ContainerBackend implements AutoCloseable {
     /**
      * Starts a created container. A start the engine refuses (the runtime cannot execute the command, say) leaves
      * the container with the engine's error, which its observation reports as FAILED; it is logged, not thrown.
+     *
+     * @return true if the engine started it (or it already ran), false if the engine refused
      */
-    void startContainer(String containerId) {
+    boolean startContainer(String containerId) {
         try {
             client.startContainerCmd(containerId).exec();
+            return true;
         } catch (NotModifiedException e) {
-            // Already running.
+            return true;
         } catch (NotFoundException e) {
             throw EngineErrors.map(e, "starting container " + containerId);
         } catch (RuntimeException e) {
@@ -372,6 +420,7 @@ final class ContainerBackend implements AutoCloseable {
                 throw mapped;
             }
             log.warn("The {} could not start container {}: {}", dialect.engineName(), containerId, mapped.getMessage());
+            return false;
         }
     }
 
@@ -436,6 +485,15 @@ final class ContainerBackend implements AutoCloseable {
             return false;
         } catch (RuntimeException e) {
             throw EngineErrors.map(e, "removing container " + containerId);
+        }
+    }
+
+    /** Removes a container this driver just created and never started; failures are only logged. */
+    void removeContainerQuietly(String containerId) {
+        try {
+            removeContainer(containerId);
+        } catch (DriverException e) {
+            log.warn("Could not remove container {} again: {}", containerId, e.getMessage());
         }
     }
 

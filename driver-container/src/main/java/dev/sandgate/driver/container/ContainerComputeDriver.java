@@ -6,6 +6,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Info;
 import dev.sandgate.driver.container.ContainerBackend.SandboxContainers;
+import dev.sandgate.driver.container.ContainerIndex.Known;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.CreateResult;
 import dev.sandgate.spi.DeleteResult;
@@ -19,6 +20,7 @@ import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.SandboxWatcher;
 import dev.sandgate.spi.StartResult;
 import dev.sandgate.spi.StopResult;
@@ -42,18 +44,38 @@ import org.slf4j.LoggerFactory;
  *
  * A sandbox is a workspace volume ({@link ContainerNaming#volumeName}) plus one container per execution generation.
  * Both carry the stamps of {@link ContainerStamps}. A container's labels and settings are fixed when it is created, so
- * every start creates a new container from the committed launch input on the same volume, and only then removes the
- * previous container by its ID. What the sandbox runs (image, command, environment, user labels) lives in the current
- * container's configuration and is read back from it for the next execution: the driver keeps no state of its own
- * beyond per-sandbox locks.
+ * every start creates a new container from the committed launch input on the same volume, removes the previous
+ * container by its ID, and only then starts the new one. What the sandbox runs (image, command, environment, user
+ * labels) lives in the current container's configuration and is read back from it for the next execution. The engine
+ * is the only source of truth; the driver keeps per-sandbox locks and a {@link ContainerIndex} of facts about container
+ * IDs it created or resolved, which saves engine round trips and is dropped whenever it may be stale.
  *
  * <h2>Identity</h2>
  *
  * A sandbox's containers are found by the labels {@code sandgate.dev/gateway-id} and {@code sandgate.dev/sandbox-id},
  * never by name; the one with the highest generation is current. Its workspace and name stamps must match the
- * request, else FAILED_PRECONDITION before anything changes. Mutations take the container ID found that way, after
- * {@link MutationHook#beforeMutation}: a container that is gone by then (removed or replaced behind the driver's back)
- * makes the call fail with ABORTED without touching its replacement.
+ * request, else FAILED_PRECONDITION before anything changes; stop and delete check the expected generation against
+ * its generation stamp. Stop and delete take the container ID and labels from the index when it has them (labels are
+ * immutable, so the checks are the same), else from the engine's list; create and start always list. Mutations take
+ * the container ID resolved that way, after {@link MutationHook#beforeMutation}: a container that is gone by then
+ * (removed or replaced behind the driver's back) makes the call fail with ABORTED without touching its replacement,
+ * and the index forgets the sandbox so that a retry lists again.
+ *
+ * <h2>Engine calls</h2>
+ *
+ * <ul>
+ *   <li>create: list; create the volume (the engines answer an existing volume's create with that volume, whose
+ *       stamps are checked); create the container (on "no such image": pull, create again); start.
+ *   <li>stop: [list if not indexed]; stop; inspect until the engine reports it stopped (the exit code decides
+ *       STOPPED or FAILED).
+ *   <li>start: list; [inspect the previous container for its recipe if not indexed]; create; remove the previous
+ *       container; start.
+ *   <li>delete: [list if not indexed]; remove the container(s); [inspect the volume's stamps unless this instance
+ *       checked them at create]; remove the volume.
+ * </ul>
+ *
+ * A successful start is reported as RUNNING without another inspect; a refused one is inspected for the engine's
+ * error.
  *
  * <p>Thread-safe. Lifecycle calls on one sandbox are serialized by a per-id lock.
  */
@@ -63,6 +85,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
     private final ContainerBackend backend;
     private final DriverContext context;
     private final KeyedLocks locks = new KeyedLocks();
+    private final ContainerIndex index = new ContainerIndex();
     private final Duration lockTimeout;
     private final Set<ContainerWatch> watches = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -134,46 +157,70 @@ public final class ContainerComputeDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         validate(spec, launch);
         return locked(ref, () -> {
+            long version = index.version(ref.id());
             Optional<SandboxContainers> existing = backend.find(ref.id());
             if (existing.isPresent()) {
-                return createOverExisting(ref, launch, existing.get().current());
+                return createOverExisting(ref, launch, existing.get(), version);
             }
-            backend.ensureImage(spec.image());
-            boolean createdVolume = backend.ensureVolume(ref);
-            String containerId;
-            try {
-                containerId = backend.createContainer(
-                        ContainerNaming.containerName(ref, launch.generation(), 1),
-                        ref,
-                        ContainerRecipe.of(spec),
-                        launch);
-            } catch (DriverException e) {
-                if (createdVolume) {
-                    backend.removeVolumeQuietly(ref);
-                }
-                throw e;
-            }
-            backend.startContainer(containerId);
-            return new CreateResult(observe(ref, containerId, "create"), true);
+            ContainerRecipe recipe = ContainerRecipe.of(spec);
+            Map<String, String> labels = backend.containerLabels(ref, recipe, launch);
+            String name = ContainerNaming.containerName(ref, launch.generation(), 1);
+            backend.createVolume(ref);
+            String containerId = createContainer(name, ref, recipe, launch, labels);
+            boolean started = backend.startContainer(containerId);
+            SandboxObservation observation = started
+                    ? ListedContainer.observation(containerId, labels, SandboxState.RUNNING, "")
+                    : observe(ref, containerId, "create");
+            index.put(
+                    ref.id(), new Known(containerId, labels, Optional.of(recipe), List.of(containerId), true), version);
+            return new CreateResult(observation, true);
         });
     }
 
-    private CreateResult createOverExisting(SandboxRef ref, LaunchInput launch, ContainerView current) {
-        requireIdentity(ref, current);
+    /** Creates a new sandbox's container; on failure removes the workspace volume the create made for it. */
+    private String createContainer(
+            String name, SandboxRef ref, ContainerRecipe recipe, LaunchInput launch, Map<String, String> labels) {
+        index.creating(ref.id(), name);
+        Optional<String> created = Optional.empty();
+        try {
+            created = Optional.of(backend.createContainer(name, ref, recipe, launch, labels));
+            return created.get();
+        } catch (DriverException e) {
+            // No container carried the id when the create began, so the volume belongs to no execution. ABORTED means
+            // another driver instance created the container concurrently: its volume stays.
+            if (e.code() != DriverErrorCode.ABORTED) {
+                backend.removeVolumeQuietly(ref);
+            }
+            throw e;
+        } finally {
+            index.created(ref.id(), name, created);
+        }
+    }
+
+    private CreateResult createOverExisting(SandboxRef ref, LaunchInput launch, SandboxContainers found, long version) {
+        ListedContainer current = found.current();
+        requireIdentity(ref, current.labels());
+        index.seen(ref.id(), found.containerIds());
         long generation = current.generation();
         String digest = current.policyDigest();
         if (generation == launch.generation() && digest.equals(launch.policy().digest())) {
-            if (current.neverStarted()) {
-                // An earlier create stopped between creating the container and starting it: finish the launch.
-                context.mutationHook().beforeMutation(ref, MutationHook.Operation.START, current.id());
-                try {
-                    backend.startContainer(current.id());
-                } catch (DriverException e) {
-                    throw e.code() == DriverErrorCode.NOT_FOUND ? replaced(ref, current.id(), "create") : e;
+            if (!current.running()) {
+                ContainerView view =
+                        backend.inspect(current.id()).orElseThrow(() -> replaced(ref, current.id(), "create"));
+                if (view.neverStarted()) {
+                    // An earlier create stopped between creating the container and starting it: finish the launch.
+                    context.mutationHook().beforeMutation(ref, MutationHook.Operation.START, current.id());
+                    try {
+                        backend.startContainer(current.id());
+                    } catch (DriverException e) {
+                        throw e.code() == DriverErrorCode.NOT_FOUND ? replaced(ref, current.id(), "create") : e;
+                    }
+                    return new CreateResult(observe(ref, current.id(), "create"), false);
                 }
-                return new CreateResult(observe(ref, current.id(), "create"), false);
+                return new CreateResult(view.observation(), false);
             }
-            return new CreateResult(current.observation(), false);
+            index.put(ref.id(), known(found, Optional.empty(), false), version);
+            return new CreateResult(observeListed(ref, current, "create"), false);
         }
         throw new DriverException(
                 DriverErrorCode.ALREADY_EXISTS,
@@ -185,25 +232,41 @@ public final class ContainerComputeDriver implements ComputeDriver {
     @Override
     public SandboxObservation get(SandboxRef ref) {
         requireNonNull(ref, "ref is null");
-        ContainerView current = resolve(ref).current();
-        return current.observation();
+        // A container removed between the list and the inspect: look again once.
+        for (int attempt = 1; ; attempt++) {
+            ListedContainer current = resolve(ref).current();
+            Optional<SandboxObservation> observation = backend.observe(current);
+            if (observation.isPresent() || attempt == 2) {
+                return observation.orElseThrow(() -> DriverException.notFound(ref));
+            }
+        }
     }
 
     @Override
     public List<SandboxObservation> list() {
         List<SandboxObservation> observations = new ArrayList<>();
         for (SandboxContainers found : backend.findAll().values()) {
-            observeQuietly(found.current()).ifPresent(observations::add);
+            observeQuietly(backend, found.current(), false).ifPresent(observations::add);
         }
         return observations;
     }
 
-    /** The observation of {@code view}; empty (and logged) if its stamps are malformed. */
-    static Optional<SandboxObservation> observeQuietly(ContainerView view) {
+    /**
+     * The observation of {@code container}; empty (and logged) if it is gone or its stamps are malformed.
+     *
+     * @param inspect whether to inspect it even when the list says it runs
+     */
+    static Optional<SandboxObservation> observeQuietly(
+            ContainerBackend backend, ListedContainer container, boolean inspect) {
         try {
-            return Optional.of(view.observation());
+            return inspect
+                    ? backend.inspect(container.id()).map(ContainerView::observation)
+                    : backend.observe(container);
         } catch (DriverException e) {
-            log.warn("Ignoring container {}: {}", view.id(), e.getMessage());
+            if (e.code() != DriverErrorCode.INTERNAL) {
+                throw e;
+            }
+            log.warn("Ignoring container {}: {}", container.id(), e.getMessage());
             return Optional.empty();
         }
     }
@@ -214,8 +277,12 @@ public final class ContainerComputeDriver implements ComputeDriver {
         requireNonNull(launch, "launch is null");
         validateLaunch(launch);
         return locked(ref, () -> {
+            // A start needs to know whether the current execution runs, which only the engine can say: it always
+            // lists. The list also shows every container carrying the id.
+            long version = index.version(ref.id());
             SandboxContainers found = resolve(ref);
-            ContainerView current = found.current();
+            index.seen(ref.id(), found.containerIds());
+            ListedContainer current = found.current();
             long generation = current.generation();
             String digest = current.policyDigest();
             long requested = launch.generation();
@@ -230,7 +297,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
                             null);
                 }
                 if (current.running()) {
-                    return new StartResult(current.observation(), false);
+                    return new StartResult(observeListed(ref, current, "start"), false);
                 }
                 attempt = nextAttempt(ref, requested, found.names());
             } else if (generation > requested) {
@@ -248,29 +315,66 @@ public final class ContainerComputeDriver implements ComputeDriver {
                         List.of(new Mismatch(Mismatch.GENERATION, Long.toString(requested), Long.toString(generation))),
                         null);
             }
-            return launch(ref, launch, found, attempt);
+            return launch(ref, launch, found, attempt, version);
         });
     }
 
-    private StartResult launch(SandboxRef ref, LaunchInput launch, SandboxContainers found, int attempt) {
-        ContainerView previous = found.current();
-        ContainerRecipe recipe = previous.recipe();
-        backend.ensureImage(recipe.image());
+    /**
+     * Launches the next execution: creates its container (not started), removes the previous container by its ID,
+     * then starts the new one. The new container exists before the previous one goes, so the sandbox and what it runs
+     * are never without a container; and it starts only once the previous container is known to have still been
+     * there: if that one was removed or replaced after the lookup, the new container (never started) is removed
+     * again and the call fails with ABORTED, leaving the replacement alone.
+     */
+    private StartResult launch(SandboxRef ref, LaunchInput launch, SandboxContainers found, int attempt, long version) {
+        ListedContainer previous = found.current();
+        Optional<Known> known =
+                index.get(ref.id()).filter(entry -> entry.containerId().equals(previous.id()));
+        ContainerRecipe recipe = known.flatMap(Known::recipe)
+                .or(() -> backend.inspect(previous.id()).map(ContainerView::recipe))
+                .orElseThrow(() -> replaced(ref, previous.id(), "start"));
+        boolean volumeVerified = known.map(Known::volumeVerified).orElse(false);
+        Map<String, String> labels = backend.containerLabels(ref, recipe, launch);
+        String name = ContainerNaming.containerName(ref, launch.generation(), attempt);
         context.mutationHook().beforeMutation(ref, MutationHook.Operation.START, previous.id());
-        if (backend.inspect(previous.id()).isEmpty()) {
+        index.removing(ref.id(), found.containerIds());
+        index.creating(ref.id(), name);
+        String containerId;
+        try {
+            containerId = backend.createContainer(name, ref, recipe, launch, labels);
+            index.created(ref.id(), name, Optional.of(containerId));
+        } catch (RuntimeException e) {
+            index.created(ref.id(), name, Optional.empty());
+            throw e;
+        }
+        boolean removed;
+        try {
+            removed = backend.removeContainer(previous.id());
+        } catch (DriverException e) {
+            backend.removeContainerQuietly(containerId);
+            throw e;
+        }
+        if (!removed) {
+            // The previous container went after the lookup (the new one may even sit on a volume the engine made up
+            // for it): undo the new container, touch nothing else.
+            backend.removeContainerQuietly(containerId);
+            backend.removeUnstampedVolumeQuietly(ref);
+            index.drop(ref.id());
             throw replaced(ref, previous.id(), "start");
         }
-        backend.ensureVolume(ref);
-        String containerId = backend.createContainer(
-                ContainerNaming.containerName(ref, launch.generation(), attempt), ref, recipe, launch);
-        backend.startContainer(containerId);
-        for (String oldId : found.containerIds()) {
-            if (!oldId.equals(previous.id())) {
-                context.mutationHook().beforeMutation(ref, MutationHook.Operation.START, oldId);
-            }
-            backend.removeContainer(oldId);
+        boolean started = backend.startContainer(containerId);
+        for (String staleId : found.staleIds()) {
+            context.mutationHook().beforeMutation(ref, MutationHook.Operation.START, staleId);
+            backend.removeContainer(staleId);
         }
-        return new StartResult(observe(ref, containerId, "start"), true);
+        SandboxObservation observation = started
+                ? ListedContainer.observation(containerId, labels, SandboxState.RUNNING, "")
+                : observe(ref, containerId, "start");
+        index.put(
+                ref.id(),
+                new Known(containerId, labels, Optional.of(recipe), List.of(containerId), volumeVerified),
+                version);
+        return new StartResult(observation, true);
     }
 
     private static int nextAttempt(SandboxRef ref, long generation, Set<String> takenNames) {
@@ -286,23 +390,47 @@ public final class ContainerComputeDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         return locked(ref, () -> {
-            ContainerView current = resolve(ref).current();
-            requireGeneration(ref, expectedGeneration, current);
+            Optional<Known> known = index.get(ref.id());
+            if (known.isPresent()) {
+                // The entry's labels are facts about its container ID; the stop goes by that ID.
+                Known entry = known.get();
+                requireIdentity(ref, entry.labels());
+                requireGeneration(
+                        ref, expectedGeneration, ListedContainer.generation(entry.containerId(), entry.labels()));
+                return stopContainer(ref, entry.containerId());
+            }
+            long version = index.version(ref.id());
+            SandboxContainers found = resolve(ref);
+            index.seen(ref.id(), found.containerIds());
+            ListedContainer current = found.current();
+            requireGeneration(ref, expectedGeneration, current.generation());
+            index.put(ref.id(), known(found, Optional.empty(), false), version);
             if (!current.running()) {
-                return new StopResult(current.observation(), false);
+                ContainerView view =
+                        backend.inspect(current.id()).orElseThrow(() -> disappeared(ref, current.id(), "stop"));
+                if (!view.running()) {
+                    return new StopResult(view.observation(), false);
+                }
             }
-            context.mutationHook().beforeMutation(ref, MutationHook.Operation.STOP, current.id());
-            boolean stoppedNow;
-            try {
-                stoppedNow = backend.stopContainer(current.id());
-            } catch (NotFoundException e) {
-                throw replaced(ref, current.id(), "stop");
-            }
-            ContainerView stopped =
-                    backend.awaitStopped(current.id()).orElseThrow(() -> replaced(ref, current.id(), "stop"));
-            log.debug("Stopped container {} of sandbox {}", current.id(), ref);
-            return new StopResult(stopped.observation(), stoppedNow);
+            return stopContainer(ref, current.id());
         });
+    }
+
+    private StopResult stopContainer(SandboxRef ref, String containerId) {
+        context.mutationHook().beforeMutation(ref, MutationHook.Operation.STOP, containerId);
+        boolean stoppedNow;
+        try {
+            stoppedNow = backend.stopContainer(containerId);
+        } catch (NotFoundException e) {
+            index.drop(ref.id());
+            throw replaced(ref, containerId, "stop");
+        }
+        ContainerView stopped = backend.awaitStopped(containerId).orElseThrow(() -> {
+            index.drop(ref.id());
+            return replaced(ref, containerId, "stop");
+        });
+        log.debug("Stopped container {} of sandbox {}", containerId, ref);
+        return new StopResult(stopped.observation(), stoppedNow);
     }
 
     @Override
@@ -310,23 +438,43 @@ public final class ContainerComputeDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         return locked(ref, () -> {
-            Optional<SandboxContainers> found = backend.find(ref.id());
-            if (found.isEmpty()) {
-                // A create that failed half-way may have left the workspace volume: it goes too.
-                return new DeleteResult(backend.removeVolume(ref));
+            Optional<Known> known = index.get(ref.id());
+            String currentId;
+            List<String> staleIds;
+            boolean volumeVerified;
+            if (known.isPresent()) {
+                Known entry = known.get();
+                requireIdentity(ref, entry.labels());
+                requireGeneration(
+                        ref, expectedGeneration, ListedContainer.generation(entry.containerId(), entry.labels()));
+                currentId = entry.containerId();
+                staleIds = entry.others();
+                volumeVerified = entry.volumeVerified();
+            } else {
+                Optional<SandboxContainers> found = backend.find(ref.id());
+                if (found.isEmpty()) {
+                    // A create that failed half-way may have left the workspace volume: it goes too.
+                    index.forget(ref.id());
+                    return new DeleteResult(backend.removeVolume(ref, false));
+                }
+                ListedContainer current = found.get().current();
+                requireIdentity(ref, current.labels());
+                requireGeneration(ref, expectedGeneration, current.generation());
+                currentId = current.id();
+                staleIds = found.get().staleIds();
+                volumeVerified = false;
             }
-            ContainerView current = found.get().current();
-            requireIdentity(ref, current);
-            requireGeneration(ref, expectedGeneration, current);
-            context.mutationHook().beforeMutation(ref, MutationHook.Operation.DELETE, current.id());
-            if (!backend.removeContainer(current.id())) {
-                throw replaced(ref, current.id(), "delete");
+            // From here on the sandbox is going: what the index knew of it is dropped before anything changes.
+            index.forget(ref.id());
+            context.mutationHook().beforeMutation(ref, MutationHook.Operation.DELETE, currentId);
+            if (!backend.removeContainer(currentId)) {
+                throw replaced(ref, currentId, "delete");
             }
-            for (String staleId : found.get().staleIds()) {
+            for (String staleId : staleIds) {
                 context.mutationHook().beforeMutation(ref, MutationHook.Operation.DELETE, staleId);
                 backend.removeContainer(staleId);
             }
-            backend.removeVolume(ref);
+            backend.removeVolume(ref, volumeVerified);
             log.debug("Deleted sandbox {}", ref);
             return new DeleteResult(true);
         });
@@ -338,7 +486,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
         if (closed.get()) {
             throw new DriverException(DriverErrorCode.FAILED_PRECONDITION, "the driver is closed");
         }
-        ContainerWatch watch = new ContainerWatch(backend, watcher, watches::remove);
+        ContainerWatch watch = new ContainerWatch(backend, index, watcher, watches::remove);
         watches.add(watch);
         try {
             watch.start();
@@ -362,12 +510,16 @@ public final class ContainerComputeDriver implements ComputeDriver {
     /** The containers of {@code ref}, verified: NOT_FOUND if none carries the id, FAILED_PRECONDITION on mismatch. */
     private SandboxContainers resolve(SandboxRef ref) {
         SandboxContainers found = backend.find(ref.id()).orElseThrow(() -> DriverException.notFound(ref));
-        requireIdentity(ref, found.current());
+        requireIdentity(ref, found.current().labels());
         return found;
     }
 
-    private static void requireIdentity(SandboxRef ref, ContainerView view) {
-        Map<String, String> labels = view.labels();
+    private static Known known(SandboxContainers found, Optional<ContainerRecipe> recipe, boolean volumeVerified) {
+        ListedContainer current = found.current();
+        return new Known(current.id(), current.labels(), recipe, found.containerIds(), volumeVerified);
+    }
+
+    private static void requireIdentity(SandboxRef ref, Map<String, String> labels) {
         String workspace = labels.getOrDefault(dev.sandgate.spi.Labels.WORKSPACE, "");
         String name = labels.getOrDefault(dev.sandgate.spi.Labels.NAME, "");
         if (!ref.workspace().equals(workspace) || !ref.name().equals(name)) {
@@ -375,19 +527,26 @@ public final class ContainerComputeDriver implements ComputeDriver {
         }
     }
 
-    private static void requireGeneration(SandboxRef ref, OptionalLong expected, ContainerView current) {
-        if (expected.isPresent() && expected.getAsLong() != current.generation()) {
-            throw DriverException.generationMismatch(ref, expected.getAsLong(), current.generation());
+    private static void requireGeneration(SandboxRef ref, OptionalLong expected, long generation) {
+        if (expected.isPresent() && expected.getAsLong() != generation) {
+            throw DriverException.generationMismatch(ref, expected.getAsLong(), generation);
         }
     }
 
     private SandboxObservation observe(SandboxRef ref, String containerId, String operation) {
         return backend.inspect(containerId)
                 .map(ContainerView::observation)
-                .orElseThrow(() -> new DriverException(
-                        DriverErrorCode.ABORTED,
-                        "container " + containerId + " of sandbox " + ref.id() + " disappeared right after the "
-                                + operation));
+                .orElseThrow(() -> disappeared(ref, containerId, operation));
+    }
+
+    private SandboxObservation observeListed(SandboxRef ref, ListedContainer container, String operation) {
+        return backend.observe(container).orElseThrow(() -> disappeared(ref, container.id(), operation));
+    }
+
+    private static DriverException disappeared(SandboxRef ref, String containerId, String operation) {
+        return new DriverException(
+                DriverErrorCode.ABORTED,
+                "container " + containerId + " of sandbox " + ref.id() + " disappeared during the " + operation);
     }
 
     private static DriverException replaced(SandboxRef ref, String containerId, String operation) {

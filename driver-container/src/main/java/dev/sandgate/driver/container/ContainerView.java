@@ -4,8 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.command.InspectContainerResponse.ContainerState;
-import dev.sandgate.spi.DriverErrorCode;
-import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
@@ -87,9 +85,7 @@ record ContainerView(
 
     /** The generation stamped on the container. */
     long generation() {
-        return ContainerStamps.generation(labels)
-                .orElseThrow(() -> new DriverException(
-                        DriverErrorCode.INTERNAL, "container " + id + " carries no valid " + Labels.GENERATION));
+        return ListedContainer.generation(id, labels);
     }
 
     String policyDigest() {
@@ -101,8 +97,7 @@ record ContainerView(
     }
 
     SandboxObservation observation() {
-        return new SandboxObservation(
-                ref(), generation(), state(), policyDigest(), ContainerStamps.userLabels(labels), detail());
+        return ListedContainer.observation(id, labels, state(), detail());
     }
 
     SandboxState state() {

@@ -53,6 +53,7 @@ final class ContainerWatch implements WatchSubscription {
     private static final Duration STREAM_START_TIMEOUT = Duration.ofSeconds(10);
 
     private final ContainerBackend backend;
+    private final ContainerIndex index;
     private final SandboxWatcher watcher;
     private final Consumer<ContainerWatch> onClose;
     private final DockerClient streamingClient;
@@ -73,8 +74,10 @@ final class ContainerWatch implements WatchSubscription {
         record Closed() implements Signal {}
     }
 
-    ContainerWatch(ContainerBackend backend, SandboxWatcher watcher, Consumer<ContainerWatch> onClose) {
+    ContainerWatch(
+            ContainerBackend backend, ContainerIndex index, SandboxWatcher watcher, Consumer<ContainerWatch> onClose) {
         this.backend = requireNonNull(backend, "backend is null");
+        this.index = requireNonNull(index, "index is null");
         this.watcher = requireNonNull(watcher, "watcher is null");
         this.onClose = requireNonNull(onClose, "onClose is null");
         this.streamingClient = EngineClients.connect(backend.settings(), null);
@@ -110,7 +113,7 @@ final class ContainerWatch implements WatchSubscription {
                     case Signal.Resync resync -> resyncOrReconnect();
                     case Signal.Change change -> {
                         if (change.source() == stream) {
-                            onChange(change.event());
+                            onChange(change);
                         }
                     }
                     case Signal.Closed done -> {}
@@ -149,7 +152,8 @@ final class ContainerWatch implements WatchSubscription {
         Map<String, SandboxContainers> all = backend.findAll();
         delivered.clear();
         for (SandboxContainers found : all.values()) {
-            Optional<SandboxObservation> observation = ContainerComputeDriver.observeQuietly(found.current());
+            Optional<SandboxObservation> observation =
+                    ContainerComputeDriver.observeQuietly(backend, found.current(), true);
             observation.ifPresent(value -> {
                 delivered.put(value.ref().id(), value);
                 deliver(new SandboxEvent.Snapshot(value));
@@ -158,19 +162,25 @@ final class ContainerWatch implements WatchSubscription {
         deliver(new SandboxEvent.Synced());
     }
 
-    private void onChange(Event event) {
-        Map<String, String> attributes =
-                event.getActor() == null || event.getActor().getAttributes() == null
-                        ? Map.of()
-                        : event.getActor().getAttributes();
+    private void onChange(Signal.Change change) {
+        Event event = change.event();
+        Map<String, String> attributes = attributes(event);
         String sandboxId = attributes.get(Labels.SANDBOX_ID);
         if (sandboxId == null || !backend.gatewayId().equals(attributes.get(Labels.GATEWAY_ID))) {
             return;
         }
         ContainerEventKind kind = backend.dialect().classify(event.getAction(), attributes);
+        if (kind != ContainerEventKind.IGNORED) {
+            index.onEvent(sandboxId, containerId(event), attributes.get("name"), kind == ContainerEventKind.REMOVED);
+        }
         switch (kind) {
             case IGNORED -> {}
-            case STATE_CHANGED, REMOVED -> refresh(sandboxId, Optional.empty());
+            case STATE_CHANGED, REMOVED -> {
+                // A later event of the same sandbox is already queued: its look covers this one's.
+                if (!laterChangeQueued(change, sandboxId)) {
+                    refresh(sandboxId, Optional.empty());
+                }
+            }
             case EXITED ->
                 refresh(
                         sandboxId,
@@ -190,6 +200,24 @@ final class ContainerWatch implements WatchSubscription {
 
     private record PlatformNote(String containerId, String type, String message) {}
 
+    private static Map<String, String> attributes(Event event) {
+        return event.getActor() == null || event.getActor().getAttributes() == null
+                ? Map.of()
+                : event.getActor().getAttributes();
+    }
+
+    /** Whether the queue holds an event of {@code sandboxId} after {@code change} (from the same stream). */
+    private boolean laterChangeQueued(Signal.Change change, String sandboxId) {
+        for (Signal queued : signals) {
+            if (queued instanceof Signal.Change later
+                    && later.source() == change.source()
+                    && sandboxId.equals(attributes(later.event()).get(Labels.SANDBOX_ID))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void refresh(String sandboxId, Optional<PlatformNote> note) {
         Optional<SandboxContainers> found;
         try {
@@ -206,8 +234,15 @@ final class ContainerWatch implements WatchSubscription {
             }
             return;
         }
-        ContainerView current = found.get().current();
-        Optional<SandboxObservation> observation = ContainerComputeDriver.observeQuietly(current);
+        ListedContainer current = found.get().current();
+        Optional<SandboxObservation> observation;
+        try {
+            // Inspected: Docker reports an event before its container list shows the change.
+            observation = ContainerComputeDriver.observeQuietly(backend, current, true);
+        } catch (DriverException e) {
+            log.debug("Could not look at sandbox {} after an event: {}", sandboxId, e.getMessage());
+            return;
+        }
         if (observation.isEmpty()) {
             return;
         }
@@ -239,6 +274,8 @@ final class ContainerWatch implements WatchSubscription {
 
     private void reconnect() throws InterruptedException {
         closeStream();
+        // Events are lost until the stream is back: what the driver knows without looking may be stale.
+        index.clear();
         Instant deadline = Instant.now().plus(backend.settings().watchReconnectTimeout());
         long pauseMillis = 100;
         DriverException last = null;
