@@ -30,7 +30,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.function.Supplier;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -68,7 +67,6 @@ public final class DirectoryBackend {
     private static final String STATE = "state";
     private static final String LABEL_PREFIX = "label.";
     private static final Duration STALE_TMP_AGE = Duration.ofMinutes(10);
-    private static final Pattern SEGMENT = Pattern.compile("[a-z0-9][a-z0-9-]{0,99}");
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
 
     private final Path root;
@@ -144,7 +142,7 @@ public final class DirectoryBackend {
     public List<String> keys(String gatewayId) {
         var keys = new ArrayList<String>();
         for (String key : childNames(sandboxes(gatewayId))) {
-            if (SEGMENT.matcher(key).matches()) {
+            if (isSegment(key)) {
                 keys.add(key);
             }
         }
@@ -154,6 +152,10 @@ public final class DirectoryBackend {
     /** The version of the record stored under {@code key}, if any. Cheaper than {@link #read}: one stat. */
     public Optional<Version> version(String gatewayId, String key) {
         Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
+        return version(file);
+    }
+
+    private static Optional<Version> version(Path file) {
         try {
             BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
             return Optional.of(new Version(attributes.fileKey(), attributes.lastModifiedTime(), attributes.size()));
@@ -177,7 +179,7 @@ public final class DirectoryBackend {
     public List<StoredResource> listAll() {
         var resources = new ArrayList<StoredResource>();
         for (String gatewayId : childNames(root)) {
-            if (SEGMENT.matcher(gatewayId).matches()) {
+            if (isSegment(gatewayId)) {
                 resources.addAll(list(gatewayId));
             }
         }
@@ -290,8 +292,27 @@ public final class DirectoryBackend {
         }
     }
 
+    /**
+     * Whether {@code value} is a valid folder name: 1 to 100 of a-z, 0-9 and '-', not starting with '-'. Checked by
+     * hand: watches check every stored key on every scan.
+     */
+    static boolean isSegment(String value) {
+        int length = value.length();
+        if (length < 1 || length > 100) {
+            return false;
+        }
+        for (int i = 0; i < length; i++) {
+            char c = value.charAt(i);
+            boolean letterOrDigit = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            if (!letterOrDigit && (c != '-' || i == 0)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     static String requireSegment(String field, String value) {
-        if (value == null || !SEGMENT.matcher(value).matches()) {
+        if (value == null || !isSegment(value)) {
             throw new IllegalArgumentException(
                     field + " must be 1 to 100 characters of a-z, 0-9 and '-', starting with a letter or digit");
         }

@@ -158,4 +158,24 @@ class DirectoryBackendTest {
         assertThat(backend.locked(GATEWAY, "one", () -> "the lock file is still usable"))
                 .isNotNull();
     }
+
+    @Test
+    void folderNamesAreOneToAHundredLowercaseLettersDigitsAndDashesNotStartingWithADash() {
+        assertThat(DirectoryBackend.isSegment("a")).isTrue();
+        assertThat(DirectoryBackend.isSegment("8a4d6f3e-5b1c-4f2a-9e7d-1c2b3a4d5e6f"))
+                .isTrue();
+        assertThat(DirectoryBackend.isSegment("x".repeat(100))).isTrue();
+        assertThat(DirectoryBackend.isSegment("0-")).isTrue();
+
+        assertThat(DirectoryBackend.isSegment("")).isFalse();
+        assertThat(DirectoryBackend.isSegment("x".repeat(101))).isFalse();
+        assertThat(DirectoryBackend.isSegment("-a")).isFalse();
+        assertThat(DirectoryBackend.isSegment("A")).isFalse();
+        assertThat(DirectoryBackend.isSegment("a.b")).isFalse();
+        assertThat(DirectoryBackend.isSegment("a/b")).isFalse();
+        assertThat(DirectoryBackend.isSegment("..")).isFalse();
+        assertThatThrownBy(() -> DirectoryBackend.requireSegment("key", "../x"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("key");
+    }
 }

@@ -97,6 +97,9 @@ public final class SqliteStore implements Store {
         properties.setProperty("synchronous", synchronous.name());
         properties.setProperty("foreign_keys", "true");
         properties.setProperty("busy_timeout", "10000");
+        // No statement reads generated keys; without this the driver asks SQLite for the last row id after every
+        // insert.
+        properties.setProperty("jdbc.get_generated_keys", "false");
         Connection connection = DriverManager.getConnection(url, properties);
         connection.setAutoCommit(false);
         return new Db(connection);
