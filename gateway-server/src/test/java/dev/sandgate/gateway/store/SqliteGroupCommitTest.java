@@ -3,13 +3,9 @@ package dev.sandgate.gateway.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.sandgate.gateway.policy.PolicyDocument;
-import dev.sandgate.spi.Identifiers;
 import java.nio.file.Path;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -39,33 +35,6 @@ class SqliteGroupCommitTest {
         store.close();
     }
 
-    private static SandboxRecord sandbox(String name) {
-        Instant now = Instant.parse("2026-01-01T00:00:00Z");
-        String digest = PolicyDocument.DEFAULT.digest();
-        return new SandboxRecord(
-                Identifiers.newSandboxId(),
-                "team",
-                name,
-                SandboxPhase.READY,
-                1,
-                now,
-                1,
-                digest,
-                1,
-                "RUNNING",
-                "",
-                PolicyMode.LIVE,
-                1,
-                digest,
-                new StoredSpec("img", List.of("sh"), List.of(), Map.of(), 0, 0),
-                Map.of("app", "x"),
-                List.of(),
-                Optional.empty(),
-                0,
-                now,
-                now);
-    }
-
     private Optional<SandboxRecord> byName(String name) {
         return store.read(tx -> tx.sandboxByName("team", name));
     }
@@ -73,7 +42,7 @@ class SqliteGroupCommitTest {
     /** Starts a write that holds the writer until {@code release} opens, so that later writes queue. */
     private Future<?> holdWriter(CountDownLatch holding, CountDownLatch release) {
         return threads.submit(() -> store.write(tx -> {
-            tx.insertSandbox(sandbox("holder"));
+            tx.insertSandbox(StoreRecords.sandbox("holder"));
             holding.countDown();
             try {
                 release.await(30, TimeUnit.SECONDS);
@@ -103,8 +72,8 @@ class SqliteGroupCommitTest {
         List<Future<String>> writes = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             String name = "queued-" + i;
-            writes.add(threads.submit(
-                    () -> store.write(tx -> tx.insertSandbox(sandbox(name)).name())));
+            writes.add(threads.submit(() -> store.write(
+                    tx -> tx.insertSandbox(StoreRecords.sandbox(name)).name())));
         }
         awaitQueued(5);
         release.countDown();
@@ -124,20 +93,22 @@ class SqliteGroupCommitTest {
 
     @Test
     void aFailingWriteInABatchIsRolledBackAloneAndItsCallerGetsTheException() throws Exception {
-        store.write(tx -> tx.insertSandbox(sandbox("taken")));
+        store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("taken")));
         var holding = new CountDownLatch(1);
         var release = new CountDownLatch(1);
         Future<?> holder = holdWriter(holding, release);
         assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
 
-        Future<Object> good1 = threads.submit(() -> store.write(tx -> tx.insertSandbox(sandbox("good-1"))));
+        Future<Object> good1 =
+                threads.submit(() -> store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("good-1"))));
         awaitQueued(1);
         Future<Object> bad = threads.submit(() -> store.write(tx -> {
-            tx.insertSandbox(sandbox("written-then-undone"));
-            return tx.insertSandbox(sandbox("taken"));
+            tx.insertSandbox(StoreRecords.sandbox("written-then-undone"));
+            return tx.insertSandbox(StoreRecords.sandbox("taken"));
         }));
         awaitQueued(2);
-        Future<Object> good2 = threads.submit(() -> store.write(tx -> tx.insertSandbox(sandbox("good-2"))));
+        Future<Object> good2 =
+                threads.submit(() -> store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("good-2"))));
         awaitQueued(3);
         release.countDown();
         holder.get(30, TimeUnit.SECONDS);
@@ -155,7 +126,7 @@ class SqliteGroupCommitTest {
     @Test
     void aWriteAloneThatFailsWritesNothing() {
         assertThatThrownBy(() -> store.write(tx -> {
-                    tx.insertSandbox(sandbox("half"));
+                    tx.insertSandbox(StoreRecords.sandbox("half"));
                     throw new IllegalStateException("changed my mind");
                 }))
                 .hasMessage("changed my mind");
@@ -166,7 +137,7 @@ class SqliteGroupCommitTest {
     @Test
     void aWriteInsideAWriteJoinsItsTransaction() {
         String name = store.write(tx -> {
-            tx.insertSandbox(sandbox("outer"));
+            tx.insertSandbox(StoreRecords.sandbox("outer"));
             return store.write(
                     inner -> inner.sandboxByName("team", "outer").orElseThrow().name());
         });

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandgate.gateway.policy.PolicyDocument;
-import dev.sandgate.spi.Identifiers;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
@@ -32,37 +31,10 @@ class SqliteStoreTest {
         store.close();
     }
 
-    private static SandboxRecord sandbox(String name) {
-        Instant now = Instant.parse("2026-01-01T00:00:00Z");
-        String digest = PolicyDocument.DEFAULT.digest();
-        return new SandboxRecord(
-                Identifiers.newSandboxId(),
-                "team",
-                name,
-                SandboxPhase.READY,
-                1,
-                now,
-                1,
-                digest,
-                1,
-                "RUNNING",
-                "",
-                PolicyMode.LIVE,
-                1,
-                digest,
-                new StoredSpec("img", List.of("sh"), List.of(), Map.of("K", "v"), 0, 0),
-                Map.of("app", "x"),
-                List.of(),
-                Optional.empty(),
-                0,
-                now,
-                now);
-    }
-
     @Test
     @DisplayName("a sandbox reads back as written, with resource version 1")
     void roundTrip() {
-        SandboxRecord written = store.write(tx -> tx.insertSandbox(sandbox("a")));
+        SandboxRecord written = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("a")));
 
         SandboxRecord read = store.read(tx -> tx.sandbox(written.id())).orElseThrow();
 
@@ -75,7 +47,7 @@ class SqliteStoreTest {
     @Test
     @DisplayName("an update is a compare-and-set on the resource version")
     void compareAndSet() {
-        SandboxRecord v1 = store.write(tx -> tx.insertSandbox(sandbox("a")));
+        SandboxRecord v1 = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("a")));
         SandboxRecord v2 = store.write(tx ->
                 tx.updateSandbox(v1.toBuilder().phase(SandboxPhase.STOPPED).build()));
 
@@ -89,7 +61,7 @@ class SqliteStoreTest {
     @Test
     @DisplayName("a failed transaction writes nothing")
     void rollback() {
-        SandboxRecord a = sandbox("a");
+        SandboxRecord a = StoreRecords.sandbox("a");
 
         assertThatThrownBy(() -> store.write(tx -> {
                     tx.insertSandbox(a);
@@ -104,16 +76,16 @@ class SqliteStoreTest {
     @Test
     @DisplayName("a name is unique within its workspace")
     void nameIsUnique() {
-        store.write(tx -> tx.insertSandbox(sandbox("a")));
+        store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("a")));
 
-        assertThatThrownBy(() -> store.write(tx -> tx.insertSandbox(sandbox("a"))))
+        assertThatThrownBy(() -> store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("a"))))
                 .isInstanceOf(NameTakenException.class);
     }
 
     @Test
     @DisplayName("deleting a sandbox removes its labels and policy revisions; the name can be reused")
     void deleteCascades() {
-        SandboxRecord a = store.write(tx -> tx.insertSandbox(sandbox("a")));
+        SandboxRecord a = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("a")));
         store.write(tx -> {
             tx.insertPolicyRevision(new PolicyRevisionRecord(
                     a.id(), 1, a.admittedDigest(), PolicyDocument.DEFAULT.canonicalDocument(), a.createTime()));
@@ -130,7 +102,9 @@ class SqliteStoreTest {
                 new SandboxFilter(Optional.empty(), Map.of("app", "x"), java.util.Set.of()), Optional.empty(), 10));
         assertThat(revision).isEmpty();
         assertThat(labelled).isEmpty();
-        assertThat(store.write(tx -> tx.insertSandbox(sandbox("a"))).name()).isEqualTo("a");
+        assertThat(store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("a")))
+                        .name())
+                .isEqualTo("a");
     }
 
     @Test
@@ -166,7 +140,7 @@ class SqliteStoreTest {
     @Test
     @DisplayName("the store survives a reopen")
     void reopen() {
-        SandboxRecord a = store.write(tx -> tx.insertSandbox(sandbox("a")));
+        SandboxRecord a = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("a")));
         store.close();
 
         store = new SqliteStore(dir.resolve("store.db"), SqliteStore.Synchronous.FULL);
