@@ -5,7 +5,6 @@ import static java.util.Objects.requireNonNull;
 import java.io.IOException;
 import java.io.Reader;
 import java.io.UncheckedIOException;
-import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -22,6 +21,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -343,30 +343,27 @@ public final class DirectoryBackend {
         }
     }
 
-    private static Properties toProperties(StoredResource resource) {
-        Properties properties = new Properties();
-        properties.setProperty(BACKEND_ID, resource.backendId());
-        properties.setProperty(STATE, resource.state().name());
-        resource.labels().forEach((name, value) -> properties.setProperty(LABEL_PREFIX + name, value));
+    private static Map<String, String> toProperties(StoredResource resource) {
+        var properties = new HashMap<String, String>();
+        properties.put(BACKEND_ID, resource.backendId());
+        properties.put(STATE, resource.state().name());
+        resource.labels().forEach((name, value) -> properties.put(LABEL_PREFIX + name, value));
         return properties;
     }
 
-    private static Properties toProperties(Map<String, String> map) {
-        Properties properties = new Properties();
-        properties.putAll(map);
-        return properties;
+    private static Map<String, String> toProperties(Map<String, String> map) {
+        return map;
     }
 
     /** Writes {@code properties} to a temporary file next to {@code file} and renames it over {@code file}. */
-    private static void writeProperties(Path file, Properties properties, boolean ownerOnly) throws IOException {
+    private static void writeProperties(Path file, Map<String, String> properties, boolean ownerOnly)
+            throws IOException {
         Path temporary = file.resolveSibling("." + file.getFileName() + "-" + UUID.randomUUID());
         try {
             if (ownerOnly && supportsPosix(file)) {
                 Files.createFile(temporary, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
             }
-            try (Writer writer = Files.newBufferedWriter(temporary, StandardCharsets.UTF_8)) {
-                properties.store(writer, null);
-            }
+            Files.writeString(temporary, PropertiesText.of(properties), StandardCharsets.ISO_8859_1);
             try {
                 Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
             } catch (AtomicMoveNotSupportedException e) {
