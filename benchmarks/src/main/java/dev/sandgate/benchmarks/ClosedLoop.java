@@ -1,5 +1,6 @@
 package dev.sandgate.benchmarks;
 
+import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,10 +35,29 @@ final class ClosedLoop {
      * @param errors calls that threw
      * @param firstError the first failure's description, or null
      */
-    record Outcome(Latencies latencies, int[] completed, long errors, String firstError, long elapsedNanos) {
+    /**
+     * @param cpuNanos the CPU time (user and system) this whole process used during the phase: gateway, driver and
+     *     clients together; -1 where the JVM cannot tell
+     */
+    record Outcome(
+            Latencies latencies, int[] completed, long errors, String firstError, long elapsedNanos, long cpuNanos) {
         double throughputPerSecond() {
             return latencies.count() / (elapsedNanos / 1e9);
         }
+
+        /** The process's CPU time per call made (successful or not), in milliseconds; NaN if unknown. */
+        double cpuMillisPerCall() {
+            long calls = latencies.count() + errors;
+            return cpuNanos < 0 || calls == 0 ? Double.NaN : cpuNanos / 1e6 / calls;
+        }
+    }
+
+    /** The CPU time this process has used so far, in nanoseconds; -1 if the JVM cannot tell. */
+    static long processCpuNanos() {
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            return os.getProcessCpuTime();
+        }
+        return -1;
     }
 
     static Outcome run(int clients, int callsPerClient, Duration timeLimit, Call call) throws InterruptedException {
@@ -92,12 +112,15 @@ final class ClosedLoop {
             }));
         }
         ready.await();
+        long cpuBefore = processCpuNanos();
         window[0] = System.nanoTime();
         go.countDown();
         for (Thread thread : threads) {
             thread.join();
         }
         long elapsed = System.nanoTime() - window[0];
+        long cpuAfter = processCpuNanos();
+        long cpu = cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore;
         int successes = 0;
         long failed = 0;
         for (int c = 0; c < clients; c++) {
@@ -111,7 +134,7 @@ final class ClosedLoop {
             System.arraycopy(samples[c], 0, all, at, ok);
             at += ok;
         }
-        return new Outcome(new Latencies(all), completed, failed, firstError.get(), elapsed);
+        return new Outcome(new Latencies(all), completed, failed, firstError.get(), elapsed, cpu);
     }
 
     private static void awaitQuietly(CountDownLatch latch) {

@@ -348,17 +348,20 @@ public final class GatewayBenchmark {
                 latencies.maxMillis(),
                 p50 / noop.latencies().percentileMillis(50),
                 p99 / noop.latencies().percentileMillis(99),
+                outcome.cpuMillisPerCall(),
                 outcome.firstError() == null ? "" : outcome.firstError());
     }
 
     /** The four phases as one: every latency, and the calls over the phases' summed time. */
     private static ClosedLoop.Outcome merge(List<ClosedLoop.Outcome> phases) {
         long elapsed = 0;
+        long cpu = 0;
         long errors = 0;
         int total = 0;
         String firstError = null;
         for (ClosedLoop.Outcome phase : phases) {
             elapsed += phase.elapsedNanos();
+            cpu = cpu < 0 || phase.cpuNanos() < 0 ? -1 : cpu + phase.cpuNanos();
             errors += phase.errors();
             total += phase.latencies().count();
             if (firstError == null) {
@@ -372,7 +375,7 @@ public final class GatewayBenchmark {
             System.arraycopy(samples, 0, all, at, samples.length);
             at += samples.length;
         }
-        return new ClosedLoop.Outcome(new Latencies(all), new int[0], errors, firstError, elapsed);
+        return new ClosedLoop.Outcome(new Latencies(all), new int[0], errors, firstError, elapsed, cpu);
     }
 
     private static void requireNoErrors(String what, ClosedLoop.Outcome outcome) {

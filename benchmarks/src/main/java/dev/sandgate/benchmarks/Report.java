@@ -31,6 +31,7 @@ record Report(Environment environment, List<Row> rows) {
      *
      * @param p50VsNoop this row's median latency divided by the no-op's at the same number of clients
      * @param p99VsNoop the same for the 99th percentile
+     * @param cpuMillisPerCall the CPU time the whole process (gateway, driver, clients) used per call of the phase
      * @param firstError the first failed call's error, empty when none failed
      */
     record Row(
@@ -44,6 +45,7 @@ record Report(Environment environment, List<Row> rows) {
             double maxMillis,
             double p50VsNoop,
             double p99VsNoop,
+            double cpuMillisPerCall,
             String firstError) {}
 
     /**
@@ -93,12 +95,13 @@ record Report(Environment environment, List<Row> rows) {
                 env.settings().warmupCalls(),
                 env.elapsed().toSeconds()));
         text.append(
-                "| clients | operation | calls | errors | ops/s | p50 ms | p99 ms | max ms | p50 / no-op | p99 / no-op |\n");
-        text.append("|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+                "| clients | operation | calls | errors | ops/s | p50 ms | p99 ms | max ms | p50 / no-op | p99 / no-op |"
+                        + " CPU ms / call |\n");
+        text.append("|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for (Row row : rows) {
             text.append(String.format(
                     Locale.ROOT,
-                    "| %d | %s | %d | %d | %,.0f | %.2f | %.2f | %.1f | %s | %s |%n",
+                    "| %d | %s | %d | %d | %,.0f | %.2f | %.2f | %.1f | %s | %s | %.3f |%n",
                     row.clients(),
                     row.operation(),
                     row.calls(),
@@ -108,7 +111,8 @@ record Report(Environment environment, List<Row> rows) {
                     row.p99Millis(),
                     row.maxMillis(),
                     ratio(row.p50VsNoop()),
-                    ratio(row.p99VsNoop())));
+                    ratio(row.p99VsNoop()),
+                    row.cpuMillisPerCall()));
         }
         for (Row row : rows) {
             if (row.errors() > 0) {

@@ -70,4 +70,17 @@ class ClosedLoopTest {
         assertThat(outcome.latencies().count()).isEqualTo(10);
         assertThat(Duration.ofNanos(outcome.elapsedNanos()).toMillis()).isGreaterThanOrEqualTo(180);
     }
+
+    @Test
+    void aPhaseReportsTheCpuTimeItsCallsUsed() throws InterruptedException {
+        ClosedLoop.Outcome outcome = ClosedLoop.run(2, 50, Duration.ofMinutes(1), (client, index) -> {
+            long until = System.nanoTime() + 200_000; // 0.2 ms of spinning per call
+            while (System.nanoTime() < until) {
+                Thread.onSpinWait();
+            }
+        });
+
+        assertThat(outcome.cpuNanos()).isGreaterThanOrEqualTo(100 * 200_000L / 2);
+        assertThat(outcome.cpuMillisPerCall()).isPositive().isFinite();
+    }
 }

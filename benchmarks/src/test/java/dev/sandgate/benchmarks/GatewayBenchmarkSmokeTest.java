@@ -36,6 +36,7 @@ class GatewayBenchmarkSmokeTest {
             assertThat(row.p99Millis()).isLessThanOrEqualTo(row.maxMillis());
             assertThat(row.p50VsNoop()).isPositive().isFinite();
             assertThat(row.p99VsNoop()).isPositive().isFinite();
+            assertThat(row.cpuMillisPerCall()).isPositive().isFinite();
         });
         assertThat(report.environment().storedSandboxes()).isEqualTo(settings.storedSandboxes());
         assertThat(report.markdown())
