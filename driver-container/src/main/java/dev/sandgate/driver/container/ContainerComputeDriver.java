@@ -77,6 +77,13 @@ import org.slf4j.LoggerFactory;
  * A successful start is reported as RUNNING without another inspect; a refused one is inspected for the engine's
  * error.
  *
+ * <h2>Watch</h2>
+ *
+ * A watch ({@link ContainerWatch}) looks at a sandbox after its engine events (an inspect of the container the index
+ * names as current, else a list and an inspect), but not while a lifecycle call holds the sandbox's lock: those looks
+ * would land on the engine between the call's own requests (Podman serializes work per container, and its list takes
+ * every container's lock). It looks once the call has ended instead.
+ *
  * <p>Thread-safe. Lifecycle calls on one sandbox are serialized by a per-id lock.
  */
 public final class ContainerComputeDriver implements ComputeDriver {
@@ -486,7 +493,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
         if (closed.get()) {
             throw new DriverException(DriverErrorCode.FAILED_PRECONDITION, "the driver is closed");
         }
-        ContainerWatch watch = new ContainerWatch(backend, index, watcher, watches::remove);
+        ContainerWatch watch = new ContainerWatch(backend, index, watcher, locks::isHeld, watches::remove);
         watches.add(watch);
         try {
             watch.start();
@@ -556,7 +563,17 @@ public final class ContainerComputeDriver implements ComputeDriver {
                         + operation + "; nothing was changed");
     }
 
+    /**
+     * Runs a lifecycle call holding the sandbox's lock. Watches leave the sandbox's events alone while the lock is held
+     * and look at the sandbox once it is released (see {@link ContainerWatch}).
+     */
     private <T> T locked(SandboxRef ref, java.util.function.Supplier<T> operation) {
-        return locks.call(ref.id(), lockTimeout, operation);
+        try {
+            return locks.call(ref.id(), lockTimeout, operation);
+        } finally {
+            for (ContainerWatch watch : watches) {
+                watch.settled(ref.id());
+            }
+        }
     }
 }

@@ -18,7 +18,9 @@ import java.io.Closeable;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.BlockingQueue;
@@ -26,12 +28,14 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One watch subscription: the engine's container event stream, filtered by this gateway's label, turned into
- * {@link SandboxEvent}s by looking at the sandbox again after each event.
+ * {@link SandboxEvent}s by looking at the sandbox again after each event: an inspect of its current container when the
+ * driver's {@link ContainerIndex} names it, else a list by label and an inspect.
  *
  * <ul>
  *   <li>On subscribe and after every reconnect: a snapshot of every sandbox, then {@link SandboxEvent.Synced}.
@@ -43,6 +47,12 @@ import org.slf4j.LoggerFactory;
  *   <li>An event for a sandbox that no longer has any container: one {@link SandboxEvent.Deleted}, the first time.
  *       A start creates the next container before it removes the previous one, so a restart never looks like a
  *       deletion.
+ *   <li>While a lifecycle call of the driver holds the sandbox's lock, the sandbox's events are not looked at: the
+ *       sandbox is marked and looked at once, right after the call released the lock (the driver signals each watch,
+ *       {@link #settled}). The look-ups would otherwise run on the engine between the call's own requests, and the
+ *       call changes the sandbox again anyway; the look afterwards sees its final state, out-of-band changes made
+ *       meanwhile included. Exit and out-of-memory notes gathered meanwhile are reported then, if their container is
+ *       still the current one.
  * </ul>
  *
  * One thread delivers every event, in order. When the stream breaks, the watch reconnects with growing pauses for up
@@ -56,9 +66,13 @@ final class ContainerWatch implements WatchSubscription {
     private final ContainerIndex index;
     private final SandboxWatcher watcher;
     private final Consumer<ContainerWatch> onClose;
+    private final Predicate<String> operationInFlight;
     private final DockerClient streamingClient;
     private final BlockingQueue<Signal> signals = new LinkedBlockingQueue<>();
     private final Map<String, SandboxObservation> delivered = new HashMap<>();
+    /** Sandboxes whose events came while a lifecycle call held their lock, with the notes to report. Dispatcher's. */
+    private final Map<String, List<PlatformNote>> deferred = new HashMap<>();
+
     private final Thread dispatcher;
     private final CountDownLatch closing = new CountDownLatch(1);
     private volatile boolean closed;
@@ -69,16 +83,27 @@ final class ContainerWatch implements WatchSubscription {
 
         record Change(EventStream source, Event event) implements Signal {}
 
+        record Settled(String sandboxId) implements Signal {}
+
         record StreamLost(EventStream source, Throwable cause) implements Signal {}
 
         record Closed() implements Signal {}
     }
 
+    /**
+     * @param operationInFlight whether a lifecycle call of the driver holds a sandbox's lock right now; the driver calls
+     *     {@link #settled} after each call released it
+     */
     ContainerWatch(
-            ContainerBackend backend, ContainerIndex index, SandboxWatcher watcher, Consumer<ContainerWatch> onClose) {
+            ContainerBackend backend,
+            ContainerIndex index,
+            SandboxWatcher watcher,
+            Predicate<String> operationInFlight,
+            Consumer<ContainerWatch> onClose) {
         this.backend = requireNonNull(backend, "backend is null");
         this.index = requireNonNull(index, "index is null");
         this.watcher = requireNonNull(watcher, "watcher is null");
+        this.operationInFlight = requireNonNull(operationInFlight, "operationInFlight is null");
         this.onClose = requireNonNull(onClose, "onClose is null");
         this.streamingClient = EngineClients.connect(backend.settings(), null);
         this.dispatcher = Thread.ofPlatform()
@@ -92,6 +117,16 @@ final class ContainerWatch implements WatchSubscription {
         stream = open();
         signals.add(new Signal.Resync());
         dispatcher.start();
+    }
+
+    /**
+     * A lifecycle call on {@code sandboxId} released its lock: the sandbox is looked at now if events of it came while
+     * the call ran. Called by the driver after every call; cheap when nothing came.
+     */
+    void settled(String sandboxId) {
+        if (!closed) {
+            signals.add(new Signal.Settled(sandboxId));
+        }
     }
 
     private EventStream open() {
@@ -116,6 +151,7 @@ final class ContainerWatch implements WatchSubscription {
                             onChange(change);
                         }
                     }
+                    case Signal.Settled settled -> onSettled(settled.sandboxId());
                     case Signal.Closed done -> {}
                     case Signal.StreamLost lost -> {
                         if (lost.source() == stream) {
@@ -170,32 +206,40 @@ final class ContainerWatch implements WatchSubscription {
             return;
         }
         ContainerEventKind kind = backend.dialect().classify(event.getAction(), attributes);
-        if (kind != ContainerEventKind.IGNORED) {
-            index.onEvent(sandboxId, containerId(event), attributes.get("name"), kind == ContainerEventKind.REMOVED);
+        if (kind == ContainerEventKind.IGNORED) {
+            return;
         }
-        switch (kind) {
-            case IGNORED -> {}
-            case STATE_CHANGED, REMOVED -> {
-                // A later event of the same sandbox is already queued: its look covers this one's.
-                if (!laterChangeQueued(change, sandboxId)) {
-                    refresh(sandboxId, Optional.empty());
-                }
-            }
+        index.onEvent(sandboxId, containerId(event), attributes.get("name"), kind == ContainerEventKind.REMOVED);
+        Optional<PlatformNote> note = switch (kind) {
+            case IGNORED, STATE_CHANGED, REMOVED -> Optional.empty();
             case EXITED ->
-                refresh(
-                        sandboxId,
-                        Optional.of(new PlatformNote(
-                                containerId(event),
-                                "exited",
-                                "the container exited with code " + exitCode(attributes))));
+                Optional.of(new PlatformNote(
+                        containerId(event), "exited", "the container exited with code " + exitCode(attributes)));
             case OUT_OF_MEMORY ->
-                refresh(
-                        sandboxId,
-                        Optional.of(new PlatformNote(
-                                containerId(event),
-                                "out-of-memory",
-                                "a process of the container was killed for exceeding the memory limit")));
+                Optional.of(new PlatformNote(
+                        containerId(event),
+                        "out-of-memory",
+                        "a process of the container was killed for exceeding the memory limit"));
+        };
+        if (deferred.containsKey(sandboxId) || operationInFlight.test(sandboxId)) {
+            // The call's Settled signal follows its release of the lock: the look happens then.
+            List<PlatformNote> notes = deferred.computeIfAbsent(sandboxId, id -> new ArrayList<>());
+            note.ifPresent(notes::add);
+            return;
         }
+        // A later event of the same sandbox is already queued: its look covers this one's (notes are never skipped).
+        if (note.isPresent() || !laterChangeQueued(change, sandboxId)) {
+            refresh(sandboxId, note.stream().toList());
+        }
+    }
+
+    /** The lifecycle call on {@code sandboxId} ended: looks at the sandbox if events of it came meanwhile. */
+    private void onSettled(String sandboxId) {
+        if (!deferred.containsKey(sandboxId) || operationInFlight.test(sandboxId)) {
+            // Nothing came, or the next call holds the lock already: its own Settled signal follows.
+            return;
+        }
+        refresh(sandboxId, deferred.remove(sandboxId));
     }
 
     private record PlatformNote(String containerId, String type, String message) {}
@@ -218,46 +262,67 @@ final class ContainerWatch implements WatchSubscription {
         return false;
     }
 
-    private void refresh(String sandboxId, Optional<PlatformNote> note) {
-        Optional<SandboxContainers> found;
+    private void refresh(String sandboxId, List<PlatformNote> notes) {
+        Optional<ContainerView> current;
+        SandboxObservation value;
         try {
-            found = backend.find(sandboxId);
+            Optional<Optional<ContainerView>> looked = look(sandboxId);
+            if (looked.isEmpty()) {
+                SandboxObservation last = delivered.remove(sandboxId);
+                if (last != null) {
+                    deliver(new SandboxEvent.Deleted(last.ref(), last.generation()));
+                }
+                return;
+            }
+            current = looked.get();
+            if (current.isEmpty()) {
+                // Removed between the list and the inspect: its removal event follows.
+                return;
+            }
+            value = current.get().observation();
         } catch (DriverException e) {
-            // The stream itself will break if the engine is gone; a resync then repairs what this event missed.
-            log.debug("Could not look at sandbox {} after an event: {}", sandboxId, e.getMessage());
-            return;
-        }
-        if (found.isEmpty()) {
-            SandboxObservation last = delivered.remove(sandboxId);
-            if (last != null) {
-                deliver(new SandboxEvent.Deleted(last.ref(), last.generation()));
+            if (e.code() == DriverErrorCode.INTERNAL) {
+                log.warn("Ignoring a container of sandbox {}: {}", sandboxId, e.getMessage());
+            } else {
+                // The stream itself will break if the engine is gone; a resync then repairs what this event missed.
+                log.debug("Could not look at sandbox {} after an event: {}", sandboxId, e.getMessage());
             }
             return;
         }
-        ListedContainer current = found.get().current();
-        Optional<SandboxObservation> observation;
-        try {
-            // Inspected: Docker reports an event before its container list shows the change.
-            observation = ContainerComputeDriver.observeQuietly(backend, current, true);
-        } catch (DriverException e) {
-            log.debug("Could not look at sandbox {} after an event: {}", sandboxId, e.getMessage());
-            return;
-        }
-        if (observation.isEmpty()) {
-            return;
-        }
-        SandboxObservation value = observation.get();
-        if (note.isPresent() && note.get().containerId().equals(current.id())) {
-            deliver(new SandboxEvent.Platform(
-                    value.ref(),
-                    value.generation(),
-                    note.get().type(),
-                    note.get().message()));
+        for (PlatformNote note : notes) {
+            if (note.containerId().equals(current.get().id())) {
+                deliver(new SandboxEvent.Platform(value.ref(), value.generation(), note.type(), note.message()));
+            }
         }
         if (!value.equals(delivered.get(sandboxId))) {
             delivered.put(sandboxId, value);
             deliver(new SandboxEvent.Snapshot(value));
         }
+    }
+
+    /**
+     * The current container of {@code sandboxId}, inspected (Docker reports an event before its container list shows
+     * the change): empty if no container carries the id; an empty inner value if the current one went between the
+     * list and the inspect.
+     *
+     * <p>When the driver's index names the sandbox's current container, that container is inspected and nothing is
+     * listed: every event of this gateway's containers passes through {@link ContainerIndex#onEvent} before it is
+     * looked at, and one the driver does not explain (a container created or removed behind its back) drops the entry.
+     * If the indexed container is gone, the sandbox is listed as without an index.
+     */
+    private Optional<Optional<ContainerView>> look(String sandboxId) {
+        Optional<ContainerIndex.Known> known = index.get(sandboxId);
+        if (known.isPresent()) {
+            Optional<ContainerView> view = backend.inspect(known.get().containerId());
+            if (view.isPresent()) {
+                return Optional.of(view);
+            }
+        }
+        Optional<SandboxContainers> found = backend.find(sandboxId);
+        if (found.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(backend.inspect(found.get().current().id()));
     }
 
     private static String containerId(Event event) {

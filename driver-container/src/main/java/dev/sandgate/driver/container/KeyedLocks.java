@@ -63,6 +63,17 @@ final class KeyedLocks {
         }
     }
 
+    /**
+     * Whether an operation holds the lock of {@code key} right now. A caller that is only waiting for it does not
+     * count.
+     */
+    boolean isHeld(String key) {
+        synchronized (entries) {
+            Entry entry = entries.get(key);
+            return entry != null && entry.lock.isLocked();
+        }
+    }
+
     /** How many keys have a lock right now (for tests). */
     int size() {
         synchronized (entries) {

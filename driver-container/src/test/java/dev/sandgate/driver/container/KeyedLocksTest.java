@@ -65,6 +65,29 @@ class KeyedLocksTest {
         assertThat(locks.size()).isZero();
     }
 
+    @Test
+    void aKeyCountsAsHeldOnlyWhileAnOperationHoldsItsLock() throws Exception {
+        var held = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        assertThat(locks.isHeld("a")).isFalse();
+        CompletableFuture<String> first =
+                CompletableFuture.supplyAsync(() -> locks.call("a", Duration.ofSeconds(5), () -> {
+                    held.countDown();
+                    await(release);
+                    return "a";
+                }));
+        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+
+        assertThat(locks.isHeld("a")).isTrue();
+        assertThat(locks.isHeld("b")).isFalse();
+
+        release.countDown();
+        first.get(5, TimeUnit.SECONDS);
+        assertThat(locks.isHeld("a")).isFalse();
+        assertThat(locks.call("a", Duration.ofSeconds(1), () -> locks.isHeld("a")))
+                .isTrue();
+    }
+
     private static void await(CountDownLatch latch) {
         try {
             assertThat(latch.await(5, TimeUnit.SECONDS)).isTrue();

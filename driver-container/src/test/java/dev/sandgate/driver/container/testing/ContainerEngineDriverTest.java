@@ -21,6 +21,7 @@ import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
+import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.NetworkMode;
 import dev.sandgate.spi.ResourceRequests;
 import dev.sandgate.spi.SandboxEvent;
@@ -30,6 +31,7 @@ import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.StaticPolicy;
 import dev.sandgate.spi.WatchSubscription;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,6 +40,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -450,6 +453,62 @@ public abstract class ContainerEngineDriverTest {
                             "an exit platform event");
             watching.watcher().await(0, snapshot(ref, SandboxState.FAILED, 1), "a FAILED snapshot");
             assertThat(driver.get(ref).detail()).isEqualTo("exited with code 3");
+        }
+    }
+
+    @Test
+    void aSandboxChangedWhileTheDriversCallOnItRunsIsLookedAtOnlyOnceTheCallHasEnded() {
+        SandboxRef busy = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        SandboxRef idle = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        String busyContainer = probe.runningContainer(busy);
+        String idleContainer = probe.runningContainer(idle);
+        // The hook runs while the driver holds the busy sandbox's lock, just before its stop.
+        AtomicReference<Runnable> beforeStop = new AtomicReference<>(() -> {});
+        MutationHook hook = (ref, operation, backendId) -> {
+            if (operation == MutationHook.Operation.STOP) {
+                beforeStop.get().run();
+            }
+        };
+        ComputeDriver hooked = provider().create(config(), new DriverContext(gatewayId, Clock.systemUTC(), hook));
+        extraDrivers.add(hooked);
+        try (var watching = watch(hooked)) {
+            RecordingWatcher watcher = watching.watcher();
+            int synced = watcher.await(0, SandboxEvent.Synced.class::isInstance, "Synced");
+            AtomicReference<List<SandboxEvent>> duringTheCall = new AtomicReference<>();
+            beforeStop.set(() -> {
+                // Out of band: the busy sandbox's container stops, then the idle one's. The watch handles events in
+                // order, so once the idle sandbox's change is reported, the busy one's events have been handled too.
+                probe.client().stopContainerCmd(busyContainer).withTimeout(5).exec();
+                probe.client().stopContainerCmd(idleContainer).withTimeout(5).exec();
+                int idleStopped = watcher.await(synced, snapshot(idle, SandboxState.STOPPED, 1), "the idle STOPPED");
+                duringTheCall.set(watcher.events().subList(synced, idleStopped + 1));
+            });
+
+            SandboxObservation stopped = hooked.stop(busy, OptionalLong.of(1)).observation();
+
+            assertThat(stopped.state()).isEqualTo(SandboxState.STOPPED);
+            assertThat(duringTheCall.get())
+                    .as("events reported while the stop of the busy sandbox held its lock")
+                    .noneMatch(event -> event instanceof SandboxEvent.Snapshot snapshot
+                            && snapshot.observation().ref().equals(busy))
+                    .anyMatch(snapshot(idle, SandboxState.STOPPED, 1));
+            watcher.await(synced, snapshot(busy, SandboxState.STOPPED, 1), "the busy STOPPED after the call");
+        }
+    }
+
+    @Test
+    void aContainerPlantedBehindTheDriversBackIsReportedAlthoughTheDriverKnewTheSandbox() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        // The stop leaves the sandbox's container in the driver's index: the watch would look only at that one.
+        driver.stop(ref, OptionalLong.of(1));
+        try (var watching = watch(driver)) {
+            RecordingWatcher watcher = watching.watcher();
+            int synced = watcher.await(0, SandboxEvent.Synced.class::isInstance, "Synced");
+
+            probe.plant(ref, gatewayId, launch(1, StaticPolicy.DEFAULT).policy().digest());
+
+            watcher.await(
+                    synced, snapshot(ref, SandboxState.RUNNING, 1), "a RUNNING snapshot of the planted container");
         }
     }
 
