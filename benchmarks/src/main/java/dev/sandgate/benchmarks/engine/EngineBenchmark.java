@@ -70,6 +70,11 @@ public final class EngineBenchmark {
         try (DockerClient admin = connect(settings)) {
             String engineVersion = checkEngine(admin, settings);
             try {
+                if (settings.gatewayWarmup() > 0) {
+                    progress("warming up the gateway's code: " + settings.gatewayWarmup()
+                            + " lifecycles on the reference driver");
+                    GatewayWarmup.run(settings.gatewayWarmup(), work);
+                }
                 Map<String, Map<Operation, Samples>> measured;
                 try (GatewaySide gateway = GatewaySide.start(settings, work.resolve("gateway-data"), workspace);
                         DriverSide driver = DriverSide.open(settings, workspace);
@@ -157,14 +162,15 @@ public final class EngineBenchmark {
         StringBuilder out = new StringBuilder();
         out.append(String.format(
                 Locale.ROOT,
-                "Engine: %s %s (%s), image %s; %d iterations per side (after %d warm-up), interleaved;"
-                        + " %d processors, Java %s.%n%n",
+                "Engine: %s %s (%s), image %s; %d iterations per side (after %d warm-up), interleaved, after %d"
+                        + " lifecycles warming the gateway's code on the reference driver; %d processors, Java %s.%n%n",
                 settings.engine().driver,
                 engineVersion,
                 settings.host(),
                 settings.image(),
                 settings.iterations(),
                 settings.warmup(),
+                settings.gatewayWarmup(),
                 Runtime.getRuntime().availableProcessors(),
                 Runtime.version()));
         out.append("| operation | gateway p50 | gateway p99 | driver p50 | driver p99 | direct p50 | direct p99 |"

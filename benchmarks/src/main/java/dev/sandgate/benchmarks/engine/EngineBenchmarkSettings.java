@@ -14,10 +14,17 @@ import java.util.Optional;
  * @param image the image every container runs (present in the engine: nothing is pulled)
  * @param iterations the measured lifecycles per side (at least {@value #MIN_ITERATIONS})
  * @param warmup the unmeasured lifecycles per side before them
+ * @param gatewayWarmup lifecycles run first through a gateway on the reference driver, to warm the gateway's own code
  * @param output a file to write the markdown table to, besides standard output
  */
 record EngineBenchmarkSettings(
-        Engine engine, String host, String image, int iterations, int warmup, Optional<Path> output) {
+        Engine engine,
+        String host,
+        String image,
+        int iterations,
+        int warmup,
+        int gatewayWarmup,
+        Optional<Path> output) {
     static final int MIN_ITERATIONS = 30;
     static final String DEFAULT_IMAGE = "localhost/sandgate-test:busybox";
 
@@ -34,6 +41,9 @@ record EngineBenchmarkSettings(
                                       localhost/sandgate-test:busybox)
               --iterations N          measured lifecycles per side, at least 30 (default 30)
               --warmup N              unmeasured lifecycles per side first (default 3)
+              --gateway-warmup N      lifecycles run before anything else through a gateway on the reference
+                                      driver, so that the gateway's own code is compiled by the JIT, as in a
+                                      gateway in service (default 2000; 0: none)
               --output FILE           also write the table to FILE
             """;
 
@@ -48,6 +58,9 @@ record EngineBenchmarkSettings(
         }
         if (warmup < 0) {
             throw new IllegalArgumentException("--warmup must not be negative, got " + warmup);
+        }
+        if (gatewayWarmup < 0) {
+            throw new IllegalArgumentException("--gateway-warmup must not be negative, got " + gatewayWarmup);
         }
         if (!host.startsWith("unix://") && !host.startsWith("tcp://")) {
             throw new IllegalArgumentException("--host must be unix:///path or tcp://host:port, got '" + host + "'");
@@ -85,6 +98,7 @@ record EngineBenchmarkSettings(
         String image = null;
         int iterations = MIN_ITERATIONS;
         int warmup = 3;
+        int gatewayWarmup = 2000;
         Path output = null;
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
@@ -98,6 +112,7 @@ record EngineBenchmarkSettings(
                 case "--image" -> image = value;
                 case "--iterations" -> iterations = number(option, value);
                 case "--warmup" -> warmup = number(option, value);
+                case "--gateway-warmup" -> gatewayWarmup = number(option, value);
                 case "--output" -> output = Path.of(value);
                 default -> throw new IllegalArgumentException("unknown option " + option);
             }
@@ -108,7 +123,8 @@ record EngineBenchmarkSettings(
         if (image == null) {
             image = nonBlank(environment.get("SANDGATE_TEST_IMAGE")).orElse(DEFAULT_IMAGE);
         }
-        return new EngineBenchmarkSettings(engine, host, image, iterations, warmup, Optional.ofNullable(output));
+        return new EngineBenchmarkSettings(
+                engine, host, image, iterations, warmup, gatewayWarmup, Optional.ofNullable(output));
     }
 
     private static Optional<String> nonBlank(String value) {

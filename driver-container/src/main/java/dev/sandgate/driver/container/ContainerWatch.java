@@ -47,9 +47,10 @@ import org.slf4j.LoggerFactory;
  *   <li>An event for a sandbox that no longer has any container: one {@link SandboxEvent.Deleted}, the first time.
  *       A start creates the next container before it removes the previous one, so a restart never looks like a
  *       deletion.
- *   <li>While a lifecycle call of the driver holds the sandbox's lock, the sandbox's events are not looked at: the
- *       sandbox is marked and looked at once, right after the call released the lock (the driver signals each watch,
- *       {@link #settled}). The look-ups would otherwise run on the engine between the call's own requests, and the
+ *   <li>A sandbox's events are looked at once, {@link #QUIET_PERIOD} after the first of a burst, with one look for
+ *       all of them. While a lifecycle call of the driver holds the sandbox's lock they are not looked at: the
+ *       sandbox is marked and looked at once, a quiet period after the call released the lock (the driver signals each
+ *       watch, {@link #settled}), unless the next call holds it by then. The look-ups would otherwise run on the engine between the call's own requests, and the
  *       call changes the sandbox again anyway; the look afterwards sees its final state, out-of-band changes made
  *       meanwhile included. Exit and out-of-memory notes gathered meanwhile are reported then, if their container is
  *       still the current one.
@@ -61,6 +62,13 @@ import org.slf4j.LoggerFactory;
 final class ContainerWatch implements WatchSubscription {
     private static final Logger log = LoggerFactory.getLogger(ContainerWatch.class);
     private static final Duration STREAM_START_TIMEOUT = Duration.ofSeconds(10);
+    /**
+     * How long a sandbox's events wait before the watch looks at it: events of one change arrive in bursts (kill, die,
+     * stop), often after the driver's call has returned, and a client commonly sends its next call on the sandbox right
+     * away. One look after a short quiet period costs the engine one inspect and never lands in the middle of that next
+     * call (which, holding the lock, postpones the look to its own end).
+     */
+    static final Duration QUIET_PERIOD = Duration.ofMillis(100);
 
     private final ContainerBackend backend;
     private final ContainerIndex index;
@@ -72,6 +80,8 @@ final class ContainerWatch implements WatchSubscription {
     private final Map<String, SandboxObservation> delivered = new HashMap<>();
     /** Sandboxes whose events came while a lifecycle call held their lock, with the notes to report. Dispatcher's. */
     private final Map<String, List<PlatformNote>> deferred = new HashMap<>();
+    /** When the look at each deferred sandbox is due (System.nanoTime), unless a call holds its lock. Dispatcher's. */
+    private final Map<String, Long> due = new HashMap<>();
 
     private final Thread dispatcher;
     private final CountDownLatch closing = new CountDownLatch(1);
@@ -143,7 +153,11 @@ final class ContainerWatch implements WatchSubscription {
     private void dispatch() {
         try {
             while (!closed) {
-                Signal signal = signals.take();
+                Signal signal = signals.poll(untilNextLook(), TimeUnit.NANOSECONDS);
+                if (signal == null) {
+                    lookAtDueSandboxes();
+                    continue;
+                }
                 switch (signal) {
                     case Signal.Resync resync -> resyncOrReconnect();
                     case Signal.Change change -> {
@@ -163,6 +177,7 @@ final class ContainerWatch implements WatchSubscription {
                         }
                     }
                 }
+                lookAtDueSandboxes();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
@@ -221,25 +236,47 @@ final class ContainerWatch implements WatchSubscription {
                         "out-of-memory",
                         "a process of the container was killed for exceeding the memory limit"));
         };
-        if (deferred.containsKey(sandboxId) || operationInFlight.test(sandboxId)) {
-            // The call's Settled signal follows its release of the lock: the look happens then.
-            List<PlatformNote> notes = deferred.computeIfAbsent(sandboxId, id -> new ArrayList<>());
-            note.ifPresent(notes::add);
-            return;
-        }
-        // A later event of the same sandbox is already queued: its look covers this one's (notes are never skipped).
-        if (note.isPresent() || !laterChangeQueued(change, sandboxId)) {
-            refresh(sandboxId, note.stream().toList());
+        // One look covers every event of the sandbox until then; notes are kept for it. While a call holds the lock
+        // the look waits for its Settled signal; otherwise it is due after the quiet period.
+        List<PlatformNote> notes = deferred.computeIfAbsent(sandboxId, id -> new ArrayList<>());
+        note.ifPresent(notes::add);
+        if (!operationInFlight.test(sandboxId)) {
+            due.putIfAbsent(sandboxId, System.nanoTime() + QUIET_PERIOD.toNanos());
         }
     }
 
-    /** The lifecycle call on {@code sandboxId} ended: looks at the sandbox if events of it came meanwhile. */
+    /** The lifecycle call on {@code sandboxId} ended: its events, if any came, are looked at after the quiet period. */
     private void onSettled(String sandboxId) {
-        if (!deferred.containsKey(sandboxId) || operationInFlight.test(sandboxId)) {
-            // Nothing came, or the next call holds the lock already: its own Settled signal follows.
-            return;
+        if (deferred.containsKey(sandboxId) && !operationInFlight.test(sandboxId)) {
+            due.put(sandboxId, System.nanoTime() + QUIET_PERIOD.toNanos());
         }
-        refresh(sandboxId, deferred.remove(sandboxId));
+    }
+
+    /** Nanoseconds until the next look is due; a long wait when none is. */
+    private long untilNextLook() {
+        long now = System.nanoTime();
+        long wait = TimeUnit.SECONDS.toNanos(1);
+        for (long at : due.values()) {
+            wait = Math.min(wait, Math.max(0, at - now));
+        }
+        return wait;
+    }
+
+    /**
+     * Looks at every sandbox whose look is due. One whose lock a call holds again waits for that call's Settled signal
+     * instead.
+     */
+    private void lookAtDueSandboxes() {
+        long now = System.nanoTime();
+        for (String sandboxId : List.copyOf(due.keySet())) {
+            if (due.get(sandboxId) - now > 0) {
+                continue;
+            }
+            due.remove(sandboxId);
+            if (!operationInFlight.test(sandboxId)) {
+                refresh(sandboxId, deferred.remove(sandboxId));
+            }
+        }
     }
 
     private record PlatformNote(String containerId, String type, String message) {}
@@ -248,18 +285,6 @@ final class ContainerWatch implements WatchSubscription {
         return event.getActor() == null || event.getActor().getAttributes() == null
                 ? Map.of()
                 : event.getActor().getAttributes();
-    }
-
-    /** Whether the queue holds an event of {@code sandboxId} after {@code change} (from the same stream). */
-    private boolean laterChangeQueued(Signal.Change change, String sandboxId) {
-        for (Signal queued : signals) {
-            if (queued instanceof Signal.Change later
-                    && later.source() == change.source()
-                    && sandboxId.equals(attributes(later.event()).get(Labels.SANDBOX_ID))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     private void refresh(String sandboxId, List<PlatformNote> notes) {
