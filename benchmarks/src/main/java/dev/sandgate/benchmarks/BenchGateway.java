@@ -8,14 +8,15 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 
 /**
- * The gateway under test, in this JVM: configured as {@code bin/sandgate-gateway} would be with the same flags (the
- * reference driver on {@code driverDirectory}, the store in a data directory under {@code work}), served over Netty on a
- * free loopback port, with {@code extra} registered on the same server.
+ * A gateway in this JVM on the reference driver: configured as {@code bin/sandgate-gateway} would be with the same
+ * flags (the reference driver on a directory, the store in a data directory), served over Netty on a free loopback
+ * port, with extra services registered on the same server.
  */
-final class BenchGateway implements AutoCloseable {
+public final class BenchGateway implements AutoCloseable {
     private final Gateway gateway;
     private final GatewayServer server;
 
@@ -24,40 +25,57 @@ final class BenchGateway implements AutoCloseable {
         this.server = server;
     }
 
+    /** The gateway under test of the load benchmark: the store under {@code work}, the driver on {@code driverDirectory}. */
     static BenchGateway start(
             Path work, Path driverDirectory, BenchmarkSettings settings, ServerServiceDefinition extra) {
+        return start(
+                work.resolve("gateway-data"),
+                driverDirectory,
+                settings.referenceWatchInterval(),
+                settings.synchronous(),
+                extra);
+    }
+
+    /**
+     * @param synchronous the store's SQLite synchronous mode, NORMAL or FULL
+     */
+    public static BenchGateway start(
+            Path dataDirectory,
+            Path driverDirectory,
+            Duration watchInterval,
+            String synchronous,
+            ServerServiceDefinition... extra) {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         GatewayConfig config = GatewayConfig.load(
                 new String[] {
                     "--listen",
                     loopback.getHostAddress() + ":0",
                     "--data-dir",
-                    work.resolve("gateway-data").toString(),
+                    dataDirectory.toString(),
                     "--driver",
                     "reference",
                     "--driver-property",
                     "reference.directory=" + driverDirectory,
                     "--driver-property",
-                    "reference.watch-interval="
-                            + settings.referenceWatchInterval().toMillis() + "ms",
+                    "reference.watch-interval=" + watchInterval.toMillis() + "ms",
                     "--store-synchronous",
-                    settings.synchronous()
+                    synchronous
                 },
                 Map.of());
         Gateway gateway = Gateway.open(config);
         try {
-            GatewayServer server = GatewayServer.start(
-                    gateway,
-                    NettyServerBuilder.forAddress(new InetSocketAddress(loopback, 0))
-                            .addService(extra));
-            return new BenchGateway(gateway, server);
+            NettyServerBuilder builder = NettyServerBuilder.forAddress(new InetSocketAddress(loopback, 0));
+            for (ServerServiceDefinition service : extra) {
+                builder.addService(service);
+            }
+            return new BenchGateway(gateway, GatewayServer.start(gateway, builder));
         } catch (RuntimeException e) {
             gateway.close();
             throw e;
         }
     }
 
-    int port() {
+    public int port() {
         return server.port();
     }
 

@@ -1,22 +1,13 @@
 package dev.sandgate.benchmarks;
 
 import com.google.protobuf.Empty;
-import dev.sandgate.api.v1.CreateSandboxRequest;
-import dev.sandgate.api.v1.DeleteSandboxRequest;
 import dev.sandgate.api.v1.ListSandboxesRequest;
 import dev.sandgate.api.v1.ListSandboxesResponse;
-import dev.sandgate.api.v1.SandboxServiceGrpc;
-import dev.sandgate.api.v1.SandboxServiceGrpc.SandboxServiceBlockingStub;
-import dev.sandgate.api.v1.SandboxSpec;
-import dev.sandgate.api.v1.SandboxTarget;
-import dev.sandgate.api.v1.StartSandboxRequest;
-import dev.sandgate.api.v1.StopSandboxRequest;
 import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
@@ -27,11 +18,8 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 
 /**
  * The gateway's load benchmark: starts the gateway in this JVM on 127.0.0.1 over Netty, with the reference driver
@@ -49,13 +37,13 @@ public final class GatewayBenchmark {
     private static final int PREPOPULATE_CLIENTS = 16;
 
     private final BenchmarkSettings settings;
-    private final SandboxServiceBlockingStub sandboxes;
+    private final LifecycleClient lifecycle;
     private final ManagedChannel channel;
 
     private GatewayBenchmark(BenchmarkSettings settings, ManagedChannel channel) {
         this.settings = settings;
         this.channel = channel;
-        this.sandboxes = SandboxServiceGrpc.newBlockingStub(channel);
+        this.lifecycle = new LifecycleClient(channel, Duration.ofSeconds(30), "busybox");
     }
 
     public static void main(String[] args) throws Exception {
@@ -108,9 +96,9 @@ public final class GatewayBenchmark {
                 Files.copy(log, kept, StandardCopyOption.REPLACE_EXISTING);
                 progress("calls failed: the gateway's log is kept in " + kept);
             }
-            deleteTree(work);
+            Trees.delete(work);
             if (Files.exists(driverDirectory)) {
-                deleteTree(driverDirectory);
+                Trees.delete(driverDirectory);
             }
         }
     }
@@ -254,45 +242,22 @@ public final class GatewayBenchmark {
     }
 
     private String create(String workspace, String name) {
-        return deadline()
-                .createSandbox(CreateSandboxRequest.newBuilder()
-                        .setRequestId(UUID.randomUUID().toString())
-                        .setWorkspace(workspace)
-                        .setName(name)
-                        .setSpec(SandboxSpec.newBuilder()
-                                .setImage("busybox")
-                                .addArgs("sleep")
-                                .addArgs("3600"))
-                        .build())
-                .getSandbox()
-                .getId();
+        return lifecycle.create(workspace, name);
     }
 
     private void stop(String id) {
         requireCreated(id);
-        deadline()
-                .stopSandbox(StopSandboxRequest.newBuilder()
-                        .setRequestId(UUID.randomUUID().toString())
-                        .setTarget(SandboxTarget.newBuilder().setId(id))
-                        .build());
+        lifecycle.stop(id);
     }
 
     private void start(String id) {
         requireCreated(id);
-        deadline()
-                .startSandbox(StartSandboxRequest.newBuilder()
-                        .setRequestId(UUID.randomUUID().toString())
-                        .setTarget(SandboxTarget.newBuilder().setId(id))
-                        .build());
+        lifecycle.start(id);
     }
 
     private void delete(String id) {
         requireCreated(id);
-        deadline()
-                .deleteSandbox(DeleteSandboxRequest.newBuilder()
-                        .setRequestId(UUID.randomUUID().toString())
-                        .setTarget(SandboxTarget.newBuilder().setId(id))
-                        .build());
+        lifecycle.delete(id);
     }
 
     private void noop() {
@@ -309,15 +274,12 @@ public final class GatewayBenchmark {
         }
     }
 
-    private SandboxServiceBlockingStub deadline() {
-        return sandboxes.withDeadlineAfter(30, TimeUnit.SECONDS);
-    }
-
     private long countStored() {
         long count = 0;
         String pageToken = "";
         do {
-            ListSandboxesResponse page = deadline()
+            ListSandboxesResponse page = lifecycle
+                    .stub()
                     .listSandboxes(ListSandboxesRequest.newBuilder()
                             .setWorkspace(STORED_WORKSPACE)
                             .setPageSize(1000)
@@ -405,15 +367,5 @@ public final class GatewayBenchmark {
 
     private static void progress(String message) {
         System.err.println("[bench] " + message);
-    }
-
-    private static void deleteTree(Path tree) throws IOException {
-        try (Stream<Path> paths = Files.walk(tree)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
-        }
     }
 }

@@ -4,24 +4,22 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Version;
+import dev.sandgate.benchmarks.Trees;
 import dev.sandgate.driver.container.ContainerDriverSettings;
 import dev.sandgate.driver.container.EngineClients;
 import dev.sandgate.spi.Labels;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.stream.Stream;
 
 /**
  * Gateway overhead on a real container engine: in one run, against one engine, it runs sandbox lifecycles (create
@@ -93,7 +91,7 @@ public final class EngineBenchmark {
                 Files.copy(log, kept, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
                 progress("the run failed: the gateway's log is kept in " + kept);
             }
-            deleteTree(work);
+            Trees.delete(work);
         }
     }
 
@@ -251,15 +249,5 @@ public final class EngineBenchmark {
 
     private static void progress(String message) {
         System.err.println("[bench-engine] " + message);
-    }
-
-    private static void deleteTree(Path tree) throws IOException {
-        try (Stream<Path> paths = Files.walk(tree)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
-            }
-        } catch (UncheckedIOException e) {
-            throw e.getCause();
-        }
     }
 }

@@ -1,13 +1,6 @@
 package dev.sandgate.benchmarks.engine;
 
-import dev.sandgate.api.v1.CreateSandboxRequest;
-import dev.sandgate.api.v1.DeleteSandboxRequest;
-import dev.sandgate.api.v1.SandboxServiceGrpc;
-import dev.sandgate.api.v1.SandboxServiceGrpc.SandboxServiceBlockingStub;
-import dev.sandgate.api.v1.SandboxSpec;
-import dev.sandgate.api.v1.SandboxTarget;
-import dev.sandgate.api.v1.StartSandboxRequest;
-import dev.sandgate.api.v1.StopSandboxRequest;
+import dev.sandgate.benchmarks.LifecycleClient;
 import dev.sandgate.gateway.server.Gateway;
 import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
@@ -17,8 +10,8 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -32,20 +25,18 @@ final class GatewaySide implements LifecycleSide {
     private final Gateway gateway;
     private final GatewayServer server;
     private final ManagedChannel channel;
-    private final SandboxServiceBlockingStub sandboxes;
-    private final String image;
+    private final LifecycleClient lifecycle;
     private final String workspace;
 
     private GatewaySide(Gateway gateway, GatewayServer server, String image, String workspace) {
         this.gateway = gateway;
         this.server = server;
-        this.image = image;
         this.workspace = workspace;
         this.channel = NettyChannelBuilder.forAddress(
                         new InetSocketAddress(InetAddress.getLoopbackAddress(), server.port()))
                 .usePlaintext()
                 .build();
-        this.sandboxes = SandboxServiceGrpc.newBlockingStub(channel);
+        this.lifecycle = new LifecycleClient(channel, Duration.ofSeconds(DEADLINE_SECONDS), image);
     }
 
     static GatewaySide start(EngineBenchmarkSettings settings, Path dataDir, String workspace) {
@@ -81,49 +72,22 @@ final class GatewaySide implements LifecycleSide {
 
     @Override
     public String create(String name) {
-        return stub().createSandbox(CreateSandboxRequest.newBuilder()
-                        .setRequestId(UUID.randomUUID().toString())
-                        .setWorkspace(workspace)
-                        .setName(name)
-                        .setSpec(SandboxSpec.newBuilder()
-                                .setImage(image)
-                                .addArgs("sleep")
-                                .addArgs("3600"))
-                        .build())
-                .getSandbox()
-                .getId();
+        return lifecycle.create(workspace, name);
     }
 
     @Override
     public void stop(String handle) {
-        stub().stopSandbox(StopSandboxRequest.newBuilder()
-                .setRequestId(UUID.randomUUID().toString())
-                .setTarget(target(handle))
-                .build());
+        lifecycle.stop(handle);
     }
 
     @Override
     public void start(String handle) {
-        stub().startSandbox(StartSandboxRequest.newBuilder()
-                .setRequestId(UUID.randomUUID().toString())
-                .setTarget(target(handle))
-                .build());
+        lifecycle.start(handle);
     }
 
     @Override
     public void delete(String handle) {
-        stub().deleteSandbox(DeleteSandboxRequest.newBuilder()
-                .setRequestId(UUID.randomUUID().toString())
-                .setTarget(target(handle))
-                .build());
-    }
-
-    private static SandboxTarget target(String id) {
-        return SandboxTarget.newBuilder().setId(id).build();
-    }
-
-    private SandboxServiceBlockingStub stub() {
-        return sandboxes.withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS);
+        lifecycle.delete(handle);
     }
 
     @Override

@@ -1,24 +1,13 @@
 package dev.sandgate.benchmarks.engine;
 
-import dev.sandgate.api.v1.CreateSandboxRequest;
-import dev.sandgate.api.v1.DeleteSandboxRequest;
-import dev.sandgate.api.v1.SandboxServiceGrpc;
-import dev.sandgate.api.v1.SandboxSpec;
-import dev.sandgate.api.v1.SandboxTarget;
-import dev.sandgate.api.v1.StartSandboxRequest;
-import dev.sandgate.api.v1.StopSandboxRequest;
-import dev.sandgate.gateway.server.Gateway;
-import dev.sandgate.gateway.server.GatewayConfig;
-import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.benchmarks.BenchGateway;
+import dev.sandgate.benchmarks.LifecycleClient;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 
 /**
  * Warms up the gateway's own code before anything is measured: a second gateway in this JVM, on the reference driver,
@@ -34,55 +23,19 @@ final class GatewayWarmup {
         if (lifecycles <= 0) {
             return;
         }
-        InetAddress loopback = InetAddress.getLoopbackAddress();
-        GatewayConfig config = GatewayConfig.load(
-                new String[] {
-                    "--listen",
-                    loopback.getHostAddress() + ":0",
-                    "--data-dir",
-                    work.resolve("warmup-data").toString(),
-                    "--driver",
-                    "reference",
-                    "--driver-property",
-                    "reference.directory=" + work.resolve("warmup-reference"),
-                    "--driver-property",
-                    "reference.watch-interval=1s"
-                },
-                Map.of());
-        try (Gateway gateway = Gateway.open(config);
-                GatewayServer server = GatewayServer.start(
-                        gateway, NettyServerBuilder.forAddress(new InetSocketAddress(loopback, 0)))) {
-            ManagedChannel channel = NettyChannelBuilder.forAddress(new InetSocketAddress(loopback, server.port()))
+        try (BenchGateway gateway = BenchGateway.start(
+                work.resolve("warmup-data"), work.resolve("warmup-reference"), Duration.ofSeconds(1), "NORMAL")) {
+            ManagedChannel channel = NettyChannelBuilder.forAddress(
+                            new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
                     .usePlaintext()
                     .build();
             try {
-                var stub = SandboxServiceGrpc.newBlockingStub(channel);
+                var client = new LifecycleClient(channel, Duration.ofSeconds(60), "busybox");
                 for (int i = 0; i < lifecycles; i++) {
-                    var calls = stub.withDeadlineAfter(60, TimeUnit.SECONDS);
-                    String id = calls.createSandbox(CreateSandboxRequest.newBuilder()
-                                    .setRequestId(UUID.randomUUID().toString())
-                                    .setWorkspace("warmup")
-                                    .setName("w" + i)
-                                    .setSpec(SandboxSpec.newBuilder()
-                                            .setImage("busybox")
-                                            .addArgs("sleep")
-                                            .addArgs("3600"))
-                                    .build())
-                            .getSandbox()
-                            .getId();
-                    SandboxTarget target = SandboxTarget.newBuilder().setId(id).build();
-                    calls.stopSandbox(StopSandboxRequest.newBuilder()
-                            .setRequestId(UUID.randomUUID().toString())
-                            .setTarget(target)
-                            .build());
-                    calls.startSandbox(StartSandboxRequest.newBuilder()
-                            .setRequestId(UUID.randomUUID().toString())
-                            .setTarget(target)
-                            .build());
-                    calls.deleteSandbox(DeleteSandboxRequest.newBuilder()
-                            .setRequestId(UUID.randomUUID().toString())
-                            .setTarget(target)
-                            .build());
+                    String id = client.create("warmup", "w" + i);
+                    client.stop(id);
+                    client.start(id);
+                    client.delete(id);
                 }
             } finally {
                 channel.shutdownNow();

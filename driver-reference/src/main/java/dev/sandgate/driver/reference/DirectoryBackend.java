@@ -152,10 +152,6 @@ public final class DirectoryBackend {
     /** The version of the record stored under {@code key}, if any. Cheaper than {@link #read}: one stat. */
     public Optional<Version> version(String gatewayId, String key) {
         Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
-        return version(file);
-    }
-
-    private static Optional<Version> version(Path file) {
         try {
             BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
             return Optional.of(new Version(attributes.fileKey(), attributes.lastModifiedTime(), attributes.size()));
@@ -201,7 +197,7 @@ public final class DirectoryBackend {
                 gatewayFolder(resource.gatewayId()).resolve(TMP).resolve(resource.key() + "-" + UUID.randomUUID());
         try {
             Files.createDirectories(staging.resolve(WORKSPACE));
-            writeProperties(staging.resolve(SPEC_FILE), toProperties(spec), true);
+            writeProperties(staging.resolve(SPEC_FILE), spec, true);
             writeProperties(staging.resolve(RESOURCE_FILE), toProperties(resource), false);
             Files.createDirectories(target.getParent());
             Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
@@ -349,10 +345,6 @@ public final class DirectoryBackend {
         properties.put(STATE, resource.state().name());
         resource.labels().forEach((name, value) -> properties.put(LABEL_PREFIX + name, value));
         return properties;
-    }
-
-    private static Map<String, String> toProperties(Map<String, String> map) {
-        return map;
     }
 
     /** Writes {@code properties} to a temporary file next to {@code file} and renames it over {@code file}. */
