@@ -29,6 +29,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -70,6 +71,8 @@ public final class DirectoryBackend {
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
 
     private final Path root;
+    /** The lock of each gateway folder this backend has used; the folder exists once it is here. */
+    private final ConcurrentHashMap<String, SlotLocks> locks = new ConcurrentHashMap<>();
 
     /** A backend over {@code root}, which is created if missing. */
     public DirectoryBackend(Path root) {
@@ -151,7 +154,16 @@ public final class DirectoryBackend {
 
     /** The version of the record stored under {@code key}, if any. Cheaper than {@link #read}: one stat. */
     public Optional<Version> version(String gatewayId, String key) {
-        Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
+        return version(recordFile(gatewayId, key));
+    }
+
+    /** The file holding the record of {@code key} (which may not exist). */
+    Path recordFile(String gatewayId, String key) {
+        return resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
+    }
+
+    /** The version of the record in {@code file} (from {@link #recordFile}), if it exists. */
+    static Optional<Version> version(Path file) {
         try {
             BasicFileAttributes attributes = Files.readAttributes(file, BasicFileAttributes.class);
             return Optional.of(new Version(attributes.fileKey(), attributes.lastModifiedTime(), attributes.size()));
@@ -196,10 +208,12 @@ public final class DirectoryBackend {
         Path staging =
                 gatewayFolder(resource.gatewayId()).resolve(TMP).resolve(resource.key() + "-" + UUID.randomUUID());
         try {
-            Files.createDirectories(staging.resolve(WORKSPACE));
+            ensureDirectory(staging.getParent());
+            Files.createDirectory(staging);
+            Files.createDirectory(staging.resolve(WORKSPACE));
             writeProperties(staging.resolve(SPEC_FILE), spec, true);
             writeProperties(staging.resolve(RESOURCE_FILE), toProperties(resource), false);
-            Files.createDirectories(target.getParent());
+            ensureDirectory(target.getParent());
             Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
         } catch (IOException e) {
             deleteTree(staging);
@@ -217,7 +231,20 @@ public final class DirectoryBackend {
         requireLocked(resource.gatewayId(), resource.key());
         StoredResource current = read(resource.gatewayId(), resource.key())
                 .orElseThrow(() -> new IllegalStateException("nothing is stored under " + resource.key()));
-        if (!current.backendId().equals(resource.backendId())) {
+        write(current, resource);
+    }
+
+    /**
+     * {@link #replace} for a caller that read {@code current} while holding the key's lock, and still holds it: the
+     * record cannot have changed since, so it is not read again.
+     */
+    void replace(StoredResource current, StoredResource resource) {
+        requireLocked(resource.gatewayId(), resource.key());
+        write(current, resource);
+    }
+
+    private void write(StoredResource current, StoredResource resource) {
+        if (!current.key().equals(resource.key()) || !current.backendId().equals(resource.backendId())) {
             throw new IllegalStateException("the resource under " + resource.key() + " was replaced");
         }
         Path file = resourceFolder(resource.gatewayId(), resource.key()).resolve(RESOURCE_FILE);
@@ -238,7 +265,7 @@ public final class DirectoryBackend {
         Path folder = resourceFolder(gatewayId, key);
         Path trash = gatewayFolder(gatewayId).resolve(TRASH).resolve(key + "-" + UUID.randomUUID());
         try {
-            Files.createDirectories(trash.getParent());
+            ensureDirectory(trash.getParent());
             Files.move(folder, trash, StandardCopyOption.ATOMIC_MOVE);
         } catch (NoSuchFileException e) {
             return false;
@@ -324,13 +351,27 @@ public final class DirectoryBackend {
     }
 
     private SlotLocks locks(String gatewayId) {
+        SlotLocks known = locks.get(gatewayId);
+        if (known != null) {
+            return known;
+        }
         Path gateway = gatewayFolder(gatewayId);
         try {
-            Files.createDirectories(gateway);
+            ensureDirectory(gateway);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create " + gateway, e);
         }
-        return SlotLocks.of(gateway.resolve(LOCK_FILE));
+        return locks.computeIfAbsent(gatewayId, id -> SlotLocks.of(gateway.resolve(LOCK_FILE)));
+    }
+
+    /**
+     * Creates {@code folder} (and its parents) unless it is a folder already. Looks first: creating a folder that
+     * exists costs a failed system call and an exception, and this is on every insert and removal.
+     */
+    private static void ensureDirectory(Path folder) throws IOException {
+        if (!Files.isDirectory(folder)) {
+            Files.createDirectories(folder);
+        }
     }
 
     private void requireLocked(String gatewayId, String key) {
@@ -351,6 +392,7 @@ public final class DirectoryBackend {
     private static void writeProperties(Path file, Map<String, String> properties, boolean ownerOnly)
             throws IOException {
         Path temporary = file.resolveSibling("." + file.getFileName() + "-" + UUID.randomUUID());
+        boolean renamed = false;
         try {
             if (ownerOnly && supportsPosix(file)) {
                 Files.createFile(temporary, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
@@ -358,11 +400,14 @@ public final class DirectoryBackend {
             Files.writeString(temporary, PropertiesText.of(properties), StandardCharsets.ISO_8859_1);
             try {
                 Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
+                renamed = true;
             } catch (AtomicMoveNotSupportedException e) {
                 throw new IOException("the file system of " + file + " cannot rename atomically", e);
             }
         } finally {
-            Files.deleteIfExists(temporary);
+            if (!renamed) {
+                Files.deleteIfExists(temporary);
+            }
         }
     }
 

@@ -11,7 +11,6 @@ import dev.sandgate.spi.WatchSubscription;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -24,7 +23,8 @@ import java.util.function.Supplier;
  * SandboxEvent.Synced}; every later scan is compared with the previous one, and each sandbox whose observation
  * changed is delivered as a snapshot, each sandbox that vanished as one {@link SandboxEvent.Deleted}.
  *
- * <p>One thread per subscription delivers every event, so the watcher is called in order and never concurrently.
+ * <p>Each scan must return a map of its own, which the watch keeps until the next scan. One thread per subscription
+ * delivers every event, so the watcher is called in order and never concurrently.
  * Closing waits for a delivery in progress (unless called from inside it), and nothing is delivered afterwards.
  */
 final class DirectoryWatch implements WatchSubscription {
@@ -95,7 +95,9 @@ final class DirectoryWatch implements WatchSubscription {
                 Map<String, Seen> now = scan.get();
                 for (var entry : now.entrySet()) {
                     Seen before = known.get(entry.getKey());
-                    if (!entry.getValue().equals(before)
+                    Seen after = entry.getValue();
+                    if (after != before
+                            && !after.equals(before)
                             && !deliver(
                                     new SandboxEvent.Snapshot(entry.getValue().observation()))) {
                         return;
@@ -109,7 +111,7 @@ final class DirectoryWatch implements WatchSubscription {
                         }
                     }
                 }
-                known = new HashMap<>(now);
+                known = now; // each scan returns a map of its own
             }
         } catch (UncheckedIOException | IllegalStateException e) {
             fail(new DriverException(DriverErrorCode.UNAVAILABLE, "cannot read the reference directory", e));

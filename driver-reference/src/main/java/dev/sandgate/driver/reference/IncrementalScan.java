@@ -2,6 +2,7 @@ package dev.sandgate.driver.reference;
 
 import static java.util.Objects.requireNonNull;
 
+import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -19,7 +20,8 @@ import java.util.function.Supplier;
  * thread calls it.
  */
 final class IncrementalScan implements Supplier<Map<String, DirectoryWatch.Seen>> {
-    private record Entry(DirectoryBackend.Version version, Optional<DirectoryWatch.Seen> seen) {}
+    /** One record as the last scan left it: its file, its version and what the driver made of it. */
+    private record Entry(Path file, DirectoryBackend.Version version, Optional<DirectoryWatch.Seen> seen) {}
 
     private final DirectoryBackend backend;
     private final String gatewayId;
@@ -53,18 +55,20 @@ final class IncrementalScan implements Supplier<Map<String, DirectoryWatch.Seen>
         var next = new HashMap<String, Entry>(Math.max(16, known.size() * 4 / 3 + 1));
         var seen = new HashMap<String, DirectoryWatch.Seen>();
         for (String key : backend.keys(gatewayId)) {
-            Optional<DirectoryBackend.Version> version = backend.version(gatewayId, key);
+            Entry entry = known.get(key);
+            Path file = entry != null ? entry.file() : backend.recordFile(gatewayId, key);
+            Optional<DirectoryBackend.Version> version = DirectoryBackend.version(file);
             if (version.isEmpty()) {
                 continue; // removed while listing
             }
-            Entry entry = known.get(key);
+            // An unchanged record keeps its entry, so its Seen is the very object the previous scan returned.
             if (full || entry == null || !entry.version().equals(version.get())) {
                 Optional<StoredResource> resource = backend.read(gatewayId, key);
                 if (resource.isEmpty()) {
                     continue;
                 }
                 reads++;
-                entry = new Entry(version.get(), toSeen.apply(resource.get()));
+                entry = new Entry(file, version.get(), toSeen.apply(resource.get()));
             }
             next.put(key, entry);
             entry.seen().ifPresent(s -> seen.put(key, s));

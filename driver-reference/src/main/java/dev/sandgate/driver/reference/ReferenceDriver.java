@@ -145,7 +145,7 @@ final class ReferenceDriver implements ComputeDriver {
                         .withLabels(Map.of(
                                 Labels.GENERATION, Long.toString(launch.generation()),
                                 Labels.POLICY_DIGEST, launch.policy().digest()));
-                backend.replace(launched);
+                backend.replace(current, launched);
                 LOG.log(Level.DEBUG, "started {0} at generation {1}", ref, launch.generation());
                 return new StartResult(observe(launched), true);
             });
@@ -171,7 +171,7 @@ final class ReferenceDriver implements ComputeDriver {
                     return new StopResult(observe(current), false);
                 }
                 StoredResource stopped = current.withState(StoredResource.State.STOPPED);
-                backend.replace(stopped);
+                backend.replace(current, stopped);
                 LOG.log(Level.DEBUG, "stopped {0}", ref);
                 return new StopResult(observe(stopped), true);
             });

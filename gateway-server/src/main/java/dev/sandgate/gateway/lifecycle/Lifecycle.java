@@ -63,6 +63,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -199,7 +200,7 @@ public final class Lifecycle implements AutoCloseable {
     // Mutations
 
     public MutationReply create(Commands.Create c, Duration maxWait) {
-        return admit("CreateSandbox", c.meta(), maxWait, adm -> {
+        return admit("CreateSandbox", c.meta(), null, maxWait, adm -> {
             LaunchPolicy launchPolicy = c.policy().toLaunchPolicy(1);
             validateWithDriver(c.spec().toSpi(c.labels()), new LaunchInput(1, launchPolicy));
             String id = Identifiers.newSandboxId();
@@ -247,22 +248,20 @@ public final class Lifecycle implements AutoCloseable {
                 adm.committed(id, 1);
                 publish(SandboxChange.Type.ADDED, intent, currentObservation(intent));
                 faults.reached(FaultPoint.CREATE_AFTER_INTENT);
-                MutationReply reply = drive(intent, false);
+                MutationReply reply = drive(intent, false, Optional.of(new LaunchInput(1, launchPolicy)));
                 return c.waitUntilReady() ? awaitReady(reply, adm.remaining()) : reply;
             }
         });
     }
 
     public MutationReply stop(Commands.Stop c, Duration maxWait) {
-        return admit("StopSandbox", c.meta(), maxWait, adm -> {
+        return admit("StopSandbox", c.meta(), c.target(), maxWait, adm -> {
             Optional<ExecutionTokens.Claim> claim = verifyToken(c.precondition());
-            SandboxRecord resolved = resolve(c.target());
+            SandboxRecord resolved = adm.resolved(c.target());
             adm.target(resolved.id(), resolved.generation());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
-                completePending(resolved.id(), c.target());
                 Instant now = now();
-                Decision decision = store.write(tx -> {
-                    SandboxRecord row = reread(tx, c.target(), resolved.id());
+                Decision decision = writeSettled(c.target(), resolved.id(), (tx, row) -> {
                     checkPrecondition(c.precondition(), claim, row);
                     if (row.phase() == SandboxPhase.STOPPED
                             || (row.phase() == SandboxPhase.ERROR && row.runtimeGeneration() == 0)) {
@@ -290,19 +289,20 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     public MutationReply start(Commands.Start c, Duration maxWait) {
-        return admit("StartSandbox", c.meta(), maxWait, adm -> {
-            SandboxRecord resolved = resolve(c.target());
+        return admit("StartSandbox", c.meta(), c.target(), maxWait, adm -> {
+            SandboxRecord resolved = adm.resolved(c.target());
             adm.target(resolved.id(), resolved.generation());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
-                SandboxRecord row = completePending(resolved.id(), c.target());
+                StartPlan plan = planStart(resolved.id(), c.target());
+                SandboxRecord row = plan.row();
                 Instant now = now();
                 Optional<LaunchInput> launch = Optional.empty();
                 long revision = 0;
                 String digest = "";
-                if (!isRunning(row)) {
-                    revision = row.policyMode() == PolicyMode.FROZEN ? 1 : row.admittedRevision();
+                if (plan.policy().isPresent()) {
+                    PolicyRevisionRecord policy = plan.policy().get();
+                    revision = policy.revision();
                     long captured = revision;
-                    PolicyRevisionRecord policy = store.read(tx -> revision(tx, row.id(), captured));
                     digest = policy.digest();
                     if (!digest.equals(row.launchDigest()) && !capabilities.launchPolicyOnStart()) {
                         throw new GatewayException(
@@ -345,24 +345,22 @@ public final class Lifecycle implements AutoCloseable {
                 }
                 publish(SandboxChange.Type.MODIFIED, decision.row(), currentObservation(decision.row()));
                 faults.reached(FaultPoint.START_AFTER_INTENT);
-                MutationReply reply = drive(decision.row(), false);
+                MutationReply reply = drive(decision.row(), false, launch);
                 return c.waitUntilReady() ? awaitReady(reply, adm.remaining()) : reply;
             }
         });
     }
 
     public MutationReply delete(Commands.Delete c, Duration maxWait) {
-        return admit("DeleteSandbox", c.meta(), maxWait, adm -> {
+        return admit("DeleteSandbox", c.meta(), c.target(), maxWait, adm -> {
             Optional<ExecutionTokens.Claim> claim = verifyToken(c.precondition());
             SandboxRecord resolved;
             try {
-                resolved = resolve(c.target());
+                resolved = adm.resolved(c.target());
                 adm.target(resolved.id(), resolved.generation());
                 try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
-                    completePending(resolved.id(), c.target());
                     Instant now = now();
-                    SandboxRecord intent = store.write(tx -> {
-                        SandboxRecord row = reread(tx, c.target(), resolved.id());
+                    SandboxRecord intent = writeSettled(c.target(), resolved.id(), (tx, row) -> {
                         checkPrecondition(c.precondition(), claim, row);
                         SandboxRecord updated = tx.updateSandbox(row.toBuilder()
                                 .phase(SandboxPhase.DELETING)
@@ -398,8 +396,8 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     public MutationReply updatePolicy(Commands.UpdatePolicy c, Duration maxWait) {
-        return admit("UpdateSandboxPolicy", c.meta(), maxWait, adm -> {
-            SandboxRecord resolved = resolve(c.target());
+        return admit("UpdateSandboxPolicy", c.meta(), c.target(), maxWait, adm -> {
+            SandboxRecord resolved = adm.resolved(c.target());
             adm.target(resolved.id(), resolved.generation());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 completePending(resolved.id(), c.target());
@@ -787,19 +785,26 @@ public final class Lifecycle implements AutoCloseable {
     // ---------------------------------------------------------------------------------------------------------------
     // Transitions
 
+    /** {@link #drive(SandboxRecord, boolean, Optional)} with the launch input read from the committed revision. */
+    private MutationReply drive(SandboxRecord row, boolean resumed) {
+        return drive(row, resumed, Optional.empty());
+    }
+
     /**
      * Calls the driver for a committed transition and commits its result. The caller holds the sandbox's lock.
      *
      * @param resumed whether this completes a transition started earlier (recovery, a retry)
+     * @param committedInput the launch input of a create or start this operation has just committed, built from the
+     *     very revision it committed; empty (recovery, retries): read from the committed revision
      */
-    private MutationReply drive(SandboxRecord row, boolean resumed) {
+    private MutationReply drive(SandboxRecord row, boolean resumed, Optional<LaunchInput> committedInput) {
         PendingTransition transition = row.pending().orElseThrow();
         long started = System.nanoTime();
         SandboxRef ref = row.ref();
         try {
             return switch (transition.kind()) {
                 case CREATE -> {
-                    LaunchInput input = launchInput(row);
+                    LaunchInput input = committedInput.orElseGet(() -> launchInput(row));
                     SandboxSpec spec = row.spec().toSpi(row.labels());
                     SandboxObservation o =
                             call(() -> driver.create(ref, spec, input)).observation();
@@ -807,7 +812,7 @@ public final class Lifecycle implements AutoCloseable {
                     yield commitLaunch(row, transition, o, Outcome.CREATED, started);
                 }
                 case START -> {
-                    LaunchInput input = launchInput(row);
+                    LaunchInput input = committedInput.orElseGet(() -> launchInput(row));
                     SandboxObservation o = call(() -> driver.start(ref, input)).observation();
                     faults.reached(FaultPoint.START_AFTER_DRIVER);
                     yield commitLaunch(row, transition, o, Outcome.LAUNCHED, started);
@@ -993,6 +998,12 @@ public final class Lifecycle implements AutoCloseable {
         if (row.pending().isEmpty()) {
             return row;
         }
+        finishPending(row);
+        return store.read(tx -> tx.sandbox(sandboxId)).orElseThrow(() -> notFound(target));
+    }
+
+    /** Under the sandbox's lock: drives the pending transition of {@code row} to its end. */
+    private void finishPending(SandboxRecord row) {
         try {
             drive(row, true);
         } catch (GatewayException e) {
@@ -1001,7 +1012,62 @@ public final class Lifecycle implements AutoCloseable {
             }
             // A definitive failure was recorded as that transition's own result; this operation goes on.
         }
-        return store.read(tx -> tx.sandbox(sandboxId)).orElseThrow(() -> notFound(target));
+    }
+
+    /** A row with a transition still pending, found where a decision was to be made (see {@link #writeSettled}). */
+    private record Unsettled(SandboxRecord row) {}
+
+    /**
+     * Under the sandbox's lock: runs {@code decide} on the sandbox as stored, in one write transaction. A transition
+     * left pending (a crash, a timed-out driver call) is finished first, outside that transaction, and the decision is
+     * made again on the result; the transaction that found it writes nothing. Most operations find none, so this costs
+     * one transaction instead of a read before the write.
+     */
+    private <T> T writeSettled(
+            Commands.Target target, String sandboxId, BiFunction<StoreTransaction, SandboxRecord, T> decide) {
+        for (int attempt = 1; ; attempt++) {
+            Object outcome = store.write(tx -> {
+                SandboxRecord row = reread(tx, target, sandboxId);
+                return row.pending().isPresent() ? new Unsettled(row) : decide.apply(tx, row);
+            });
+            if (!(outcome instanceof Unsettled unsettled)) {
+                @SuppressWarnings("unchecked")
+                T decided = (T) outcome;
+                return decided;
+            }
+            if (attempt == 3) {
+                throw new IllegalStateException("sandbox " + sandboxId + " still has a pending transition");
+            }
+            finishPending(unsettled.row());
+        }
+    }
+
+    /** What a start needs, read in one transaction: the sandbox and, unless it runs, the policy it would launch. */
+    private record StartPlan(SandboxRecord row, Optional<PolicyRevisionRecord> policy) {}
+
+    /** Under the sandbox's lock: the start plan of the sandbox as stored, after finishing a pending transition. */
+    private StartPlan planStart(String sandboxId, Commands.Target target) {
+        for (int attempt = 1; ; attempt++) {
+            Object outcome = store.read(tx -> {
+                SandboxRecord row = tx.sandbox(sandboxId).orElseThrow(() -> notFound(target));
+                if (row.pending().isPresent()) {
+                    return new Unsettled(row);
+                }
+                if (isRunning(row)) {
+                    return new StartPlan(row, Optional.empty());
+                }
+                // LIVE launches the admitted revision; FROZEN always its creation snapshot.
+                long revision = row.policyMode() == PolicyMode.FROZEN ? 1 : row.admittedRevision();
+                return new StartPlan(row, Optional.of(revision(tx, row.id(), revision)));
+            });
+            if (outcome instanceof StartPlan plan) {
+                return plan;
+            }
+            if (attempt == 3) {
+                throw new IllegalStateException("sandbox " + sandboxId + " still has a pending transition");
+            }
+            finishPending(((Unsettled) outcome).row());
+        }
     }
 
     private void scheduleRetry(String sandboxId) {
@@ -1071,6 +1137,10 @@ public final class Lifecycle implements AutoCloseable {
         boolean recorded;
         String sandboxId;
         long generation;
+        /** The target as resolved in the transaction that found no earlier request with this request_id. */
+        SandboxRecord prefetched;
+        /** Or why it did not resolve. */
+        GatewayException prefetchFailure;
 
         Admission(String method, Commands.RequestMeta meta, Duration maxWait) {
             this.method = method;
@@ -1080,6 +1150,14 @@ public final class Lifecycle implements AutoCloseable {
 
         Duration remaining() {
             return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
+        }
+
+        /** Resolves {@code target} to the stored sandbox: once, in the request's look-up if it had one. */
+        SandboxRecord resolved(Commands.Target target) {
+            if (prefetchFailure != null) {
+                throw prefetchFailure;
+            }
+            return prefetched != null ? prefetched : resolve(target);
         }
 
         void target(String id, long gen) {
@@ -1125,8 +1203,19 @@ public final class Lifecycle implements AutoCloseable {
     /** A request id being processed in this process; duplicates wait for its result. */
     private record InFlight(String method, String fingerprint, CompletableFuture<MutationReply> result) {}
 
+    /** What the first read of a request found: an earlier request with its request_id, or else its target. */
+    private record Lookup(Optional<RequestRecord> request, SandboxRecord target, GatewayException failure) {}
+
+    /**
+     * Admits one mutating request: replays an earlier request with its request_id, joins a duplicate in flight, or
+     * runs {@code body}. {@code target} (null for a create) is resolved in the same read as the request_id's look-up.
+     */
     private MutationReply admit(
-            String method, Commands.RequestMeta meta, Duration maxWait, Function<Admission, MutationReply> body) {
+            String method,
+            Commands.RequestMeta meta,
+            Commands.Target target,
+            Duration maxWait,
+            Function<Admission, MutationReply> body) {
         if (closed) {
             throw new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down");
         }
@@ -1144,8 +1233,22 @@ public final class Lifecycle implements AutoCloseable {
             return awaitDuplicate(existing, admission);
         }
         try {
-            Optional<RequestRecord> stored = store.read(tx -> tx.request(requestId));
-            MutationReply reply = stored.isPresent() ? replay(stored.get(), admission) : run(admission, body);
+            Lookup lookup = store.read(tx -> {
+                Optional<RequestRecord> stored = tx.request(requestId);
+                if (stored.isPresent() || target == null) {
+                    return new Lookup(stored, null, null);
+                }
+                // A replay never resolves the name again, so the target is resolved only for a new request.
+                try {
+                    return new Lookup(stored, resolveIn(tx, target), null);
+                } catch (GatewayException e) {
+                    return new Lookup(stored, null, e);
+                }
+            });
+            admission.prefetched = lookup.target();
+            admission.prefetchFailure = lookup.failure();
+            MutationReply reply =
+                    lookup.request().isPresent() ? replay(lookup.request().get(), admission) : run(admission, body);
             mine.result().complete(reply);
             return reply;
         } catch (RuntimeException e) {
@@ -1291,31 +1394,31 @@ public final class Lifecycle implements AutoCloseable {
     // Targets and preconditions
 
     private SandboxRecord resolve(Commands.Target target) {
-        return store.read(tx -> {
-            if (target.id().isPresent()) {
-                String id = target.id().get();
-                Optional<SandboxRecord> row = tx.sandbox(id);
-                if (row.isPresent()) {
-                    verifyLocators(target, row.get());
-                    return row.get();
-                }
-                if (target.workspace().isPresent()) {
-                    Optional<SandboxRecord> byName = tx.sandboxByName(
-                            target.workspace().get(), target.name().get());
-                    if (byName.isPresent()) {
-                        throw GatewayException.withMismatch(
-                                ErrorReason.SANDBOX_ID_MISMATCH,
-                                target.workspace().get() + "/" + target.name().get() + " is sandbox "
-                                        + byName.get().id() + ", not " + id + "; the id is authoritative",
-                                new Mismatch(
-                                        Mismatch.SANDBOX_ID, id, byName.get().id()));
-                    }
-                }
-                throw notFound(target);
+        return store.read(tx -> resolveIn(tx, target));
+    }
+
+    private SandboxRecord resolveIn(StoreTransaction tx, Commands.Target target) {
+        if (target.id().isPresent()) {
+            String id = target.id().get();
+            Optional<SandboxRecord> row = tx.sandbox(id);
+            if (row.isPresent()) {
+                verifyLocators(target, row.get());
+                return row.get();
             }
-            return tx.sandboxByName(target.workspace().get(), target.name().get())
-                    .orElseThrow(() -> notFound(target));
-        });
+            if (target.workspace().isPresent()) {
+                Optional<SandboxRecord> byName =
+                        tx.sandboxByName(target.workspace().get(), target.name().get());
+                if (byName.isPresent()) {
+                    throw GatewayException.withMismatch(
+                            ErrorReason.SANDBOX_ID_MISMATCH,
+                            target.workspace().get() + "/" + target.name().get() + " is sandbox "
+                                    + byName.get().id() + ", not " + id + "; the id is authoritative",
+                            new Mismatch(Mismatch.SANDBOX_ID, id, byName.get().id()));
+                }
+            }
+            throw notFound(target);
+        }
+        return tx.sandboxByName(target.workspace().get(), target.name().get()).orElseThrow(() -> notFound(target));
     }
 
     private SandboxRecord reread(StoreTransaction tx, Commands.Target target, String id) {

@@ -9,6 +9,7 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -63,6 +64,8 @@ public final class SqliteStore implements Store {
     private final Db writer;
     private final BlockingQueue<Db> readers = new ArrayBlockingQueue<>(READERS);
     private final List<Db> all = new ArrayList<>();
+    private WalCheckpointer checkpointer;
+    private final DecodedColumns decoded = new DecodedColumns();
 
     public SqliteStore(Path file, Synchronous synchronous) {
         requireNonNull(file, "file is null");
@@ -72,11 +75,20 @@ public final class SqliteStore implements Store {
         try {
             writer = open(synchronous);
             all.add(writer);
+            // Checkpoints run on a thread of their own (WalCheckpointer); the writer checkpoints only the rest of a log
+            // that grew to LOG_LIMIT_PAGES, which makes the log start over.
+            try (Statement statement = writer.connection.createStatement()) {
+                statement.execute("PRAGMA wal_autocheckpoint=" + WalCheckpointer.LOG_LIMIT_PAGES);
+            }
+            writer.connection.commit();
             for (int i = 0; i < READERS; i++) {
                 Db reader = open(synchronous);
                 all.add(reader);
                 readers.add(reader);
             }
+            Db checkpoints = open(synchronous);
+            checkpoints.connection.setAutoCommit(true);
+            checkpointer = new WalCheckpointer(checkpoints.connection, () -> commits);
         } catch (SQLException e) {
             close();
             throw new StoreException("cannot open the store at " + file, e);
@@ -102,7 +114,7 @@ public final class SqliteStore implements Store {
         properties.setProperty("jdbc.get_generated_keys", "false");
         Connection connection = DriverManager.getConnection(url, properties);
         connection.setAutoCommit(false);
-        return new Db(connection);
+        return new Db(connection, decoded);
     }
 
     /**
@@ -155,6 +167,7 @@ public final class SqliteStore implements Store {
                 } else {
                     writer.connection.commit();
                     commits = commits + 1; // only the lock holder writes it
+                    checkpointer.committed(commits);
                 }
                 batch.forEach(Queued::complete);
                 return;
@@ -299,8 +312,21 @@ public final class SqliteStore implements Store {
         }
     }
 
+    /** How many sandboxes have their spec and labels kept decoded (for tests). */
+    int decodedEntries() {
+        return decoded.size();
+    }
+
+    /** How many background checkpoints ran (for tests). */
+    long checkpoints() {
+        return checkpointer == null ? 0 : checkpointer.checkpoints();
+    }
+
     @Override
     public void close() {
+        if (checkpointer != null) {
+            checkpointer.close();
+        }
         writeLock.lock();
         try {
             for (Db db : all) {
@@ -320,9 +346,11 @@ public final class SqliteStore implements Store {
     private static final class Db {
         final Connection connection;
         final Map<String, PreparedStatement> statements = new HashMap<>();
+        final DecodedColumns decoded;
 
-        Db(Connection connection) {
+        Db(Connection connection, DecodedColumns decoded) {
             this.connection = connection;
+            this.decoded = decoded;
         }
 
         PreparedStatement prepare(String sql) throws SQLException {
@@ -373,7 +401,7 @@ public final class SqliteStore implements Store {
                 List<SandboxRecord> rows = new ArrayList<>();
                 try (ResultSet rs = statement.executeQuery()) {
                     while (rs.next()) {
-                        rows.add(readSandbox(rs));
+                        rows.add(readSandbox(rs, db.decoded));
                     }
                 }
                 return rows;
@@ -486,6 +514,7 @@ public final class SqliteStore implements Store {
                 if (statement.executeUpdate() != 1) {
                     throw new StaleRecordException("sandbox " + id + " changed since version " + expectedVersion);
                 }
+                db.decoded.forget(id);
             } catch (SQLException e) {
                 throw new StoreException("deleting sandbox " + id + " failed", e);
             }
@@ -701,8 +730,9 @@ public final class SqliteStore implements Store {
         }
     }
 
-    private static SandboxRecord readSandbox(ResultSet rs) throws SQLException {
+    private static SandboxRecord readSandbox(ResultSet rs, DecodedColumns decodedColumns) throws SQLException {
         String pendingKind = rs.getString(18);
+        DecodedColumns.Decoded columns = decodedColumns.decode(rs.getString(1), rs.getString(15), rs.getString(16));
         Optional<PendingTransition> pending = Optional.empty();
         if (pendingKind != null) {
             pending = Optional.of(new PendingTransition(
@@ -727,8 +757,8 @@ public final class SqliteStore implements Store {
                 PolicyMode.valueOf(rs.getString(12)),
                 rs.getLong(13),
                 rs.getString(14),
-                StoreJson.spec(rs.getString(15)),
-                StoreJson.labels(rs.getString(16)),
+                columns.spec(),
+                columns.labels(),
                 StoreJson.conditions(rs.getString(17)),
                 pending,
                 rs.getLong(23),

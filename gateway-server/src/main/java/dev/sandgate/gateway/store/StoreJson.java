@@ -61,6 +61,9 @@ final class StoreJson {
     }
 
     static List<ConditionRecord> conditions(String json) {
+        if (json.equals("[]")) {
+            return List.of(); // most sandboxes have none
+        }
         List<ConditionRecord> result = new ArrayList<>();
         for (JsonElement e : JsonParser.parseString(json).getAsJsonArray()) {
             JsonObject o = e.getAsJsonObject();
