@@ -4,7 +4,9 @@ import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
 import java.io.Reader;
+import java.io.StringReader;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -108,8 +110,8 @@ public final class DirectoryBackend {
     public Optional<StoredResource> read(String gatewayId, String key) {
         Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
         Properties properties = new Properties();
-        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            properties.load(reader);
+        try {
+            properties.load(readText(file));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
@@ -280,8 +282,8 @@ public final class DirectoryBackend {
     public Map<String, String> readSpec(String gatewayId, String key) {
         Path file = resourceFolder(gatewayId, key).resolve(SPEC_FILE);
         Properties properties = new Properties();
-        try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
-            properties.load(reader);
+        try {
+            properties.load(readText(file));
         } catch (NoSuchFileException e) {
             return Map.of();
         } catch (IOException e) {
@@ -409,6 +411,18 @@ public final class DirectoryBackend {
                 Files.deleteIfExists(temporary);
             }
         }
+    }
+
+    /**
+     * The text of a small file in one read (strict UTF-8: malformed input fails as it does for a buffered reader).
+     * Records are read on every lifecycle call and by every watch scan; a buffered reader allocates 16 KiB of buffers
+     * and asks the file for its available bytes on every fill.
+     */
+    private static Reader readText(Path file) throws IOException {
+        return new StringReader(StandardCharsets.UTF_8
+                .newDecoder()
+                .decode(ByteBuffer.wrap(Files.readAllBytes(file)))
+                .toString());
     }
 
     private static boolean supportsPosix(Path file) {
