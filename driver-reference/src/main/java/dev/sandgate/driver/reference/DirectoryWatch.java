@@ -11,20 +11,19 @@ import dev.sandgate.spi.WatchSubscription;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
-import java.util.function.Supplier;
 
 /**
  * A watch subscription that polls the directory: the first scan is delivered as snapshots followed by {@link
- * SandboxEvent.Synced}; every later scan is compared with the previous one, and each sandbox whose observation
+ * SandboxEvent.Synced}; every later scan tells what changed since the one before, and each sandbox whose observation
  * changed is delivered as a snapshot, each sandbox that vanished as one {@link SandboxEvent.Deleted}.
  *
- * <p>Each scan must return a map of its own, which the watch keeps until the next scan. One thread per subscription
- * delivers every event, so the watcher is called in order and never concurrently.
+ * <p>One thread per subscription delivers every event, so the watcher is called in order and never concurrently.
  * Closing waits for a delivery in progress (unless called from inside it), and nothing is delivered afterwards.
  */
 final class DirectoryWatch implements WatchSubscription {
@@ -38,7 +37,27 @@ final class DirectoryWatch implements WatchSubscription {
         }
     }
 
-    private final Supplier<Map<String, Seen>> scan;
+    /** The scans of one subscription; called by its thread only, except {@link #changed}. */
+    interface Scanner {
+        /** Every sandbox there is now. */
+        Map<String, Seen> first();
+
+        /** What changed since the previous scan. */
+        Delta next();
+
+        /** The driver changed the record under {@code key}: the next scan looks at it. Any thread. */
+        void changed(String key);
+    }
+
+    /** The sandboxes whose observation changed, and the last observation of those that vanished. */
+    record Delta(List<Seen> changed, List<Seen> removed) {
+        Delta {
+            changed = List.copyOf(changed);
+            removed = List.copyOf(removed);
+        }
+    }
+
+    private final Scanner scan;
     private final SandboxWatcher watcher;
     private final long intervalNanos;
     private final Consumer<DirectoryWatch> onClose;
@@ -48,11 +67,7 @@ final class DirectoryWatch implements WatchSubscription {
     private boolean closed;
 
     DirectoryWatch(
-            String name,
-            Supplier<Map<String, Seen>> scan,
-            SandboxWatcher watcher,
-            Duration interval,
-            Consumer<DirectoryWatch> onClose) {
+            String name, Scanner scan, SandboxWatcher watcher, Duration interval, Consumer<DirectoryWatch> onClose) {
         this.scan = requireNonNull(scan, "scan is null");
         this.watcher = requireNonNull(watcher, "watcher is null");
         this.intervalNanos = interval.toNanos();
@@ -62,6 +77,11 @@ final class DirectoryWatch implements WatchSubscription {
 
     void start() {
         thread.start();
+    }
+
+    /** The driver changed the record under {@code key}; the next poll looks at it. */
+    void changed(String key) {
+        scan.changed(key);
     }
 
     @Override
@@ -80,10 +100,8 @@ final class DirectoryWatch implements WatchSubscription {
     }
 
     private void run() {
-        Map<String, Seen> known;
         try {
-            known = scan.get();
-            for (Seen seen : known.values()) {
+            for (Seen seen : scan.first().values()) {
                 if (!deliver(new SandboxEvent.Snapshot(seen.observation()))) {
                     return;
                 }
@@ -92,26 +110,18 @@ final class DirectoryWatch implements WatchSubscription {
                 return;
             }
             while (awaitNextPoll()) {
-                Map<String, Seen> now = scan.get();
-                for (var entry : now.entrySet()) {
-                    Seen before = known.get(entry.getKey());
-                    Seen after = entry.getValue();
-                    if (after != before
-                            && !after.equals(before)
-                            && !deliver(
-                                    new SandboxEvent.Snapshot(entry.getValue().observation()))) {
+                Delta delta = scan.next();
+                for (Seen changed : delta.changed()) {
+                    if (!deliver(new SandboxEvent.Snapshot(changed.observation()))) {
                         return;
                     }
                 }
-                for (var entry : known.entrySet()) {
-                    if (!now.containsKey(entry.getKey())) {
-                        SandboxObservation last = entry.getValue().observation();
-                        if (!deliver(new SandboxEvent.Deleted(last.ref(), last.generation()))) {
-                            return;
-                        }
+                for (Seen removed : delta.removed()) {
+                    SandboxObservation last = removed.observation();
+                    if (!deliver(new SandboxEvent.Deleted(last.ref(), last.generation()))) {
+                        return;
                     }
                 }
-                known = now; // each scan returns a map of its own
             }
         } catch (UncheckedIOException | IllegalStateException e) {
             fail(new DriverException(DriverErrorCode.UNAVAILABLE, "cannot read the reference directory", e));

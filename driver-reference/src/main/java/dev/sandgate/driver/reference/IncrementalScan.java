@@ -3,82 +3,176 @@ package dev.sandgate.driver.reference;
 import static java.util.Objects.requireNonNull;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
-import java.util.function.Supplier;
 
 /**
- * The scans of one watch subscription: each scan lists the gateway's folder and rereads only the records whose {@link
- * DirectoryBackend.Version} changed since the previous scan; every {@code fullEvery}-th scan rereads every record, so
- * that a change the version cannot tell apart is still seen. One stat per sandbox instead of parsing its files keeps a
- * watch over thousands of stored sandboxes cheap.
+ * The scans of one watch subscription, as an engine's event stream with a periodic resync would deliver them.
+ *
+ * <p>The driver reports every key it changes ({@link #changed}); a scan looks at those keys only. Every {@code
+ * sweepEvery}-th scan is a sweep: it lists the gateway's folder and stats every record, so that a change made by
+ * another process (or a test probe) behind this driver's back is seen too, within {@code sweepEvery} polls. A record
+ * is reread only when its {@link DirectoryBackend.Version} changed; every {@code fullEvery}-th scan rereads every
+ * record, so that a change the version cannot tell apart is still seen. Over thousands of stored sandboxes this keeps a
+ * watch's cost proportional to the changes instead of to the sandboxes.
  *
  * <p>The version is taken before the record is read: a record that changes in between is read as new and kept under the
- * older version, so the next scan reads it again rather than missing the change. Not thread-safe: one subscription
- * thread calls it.
+ * older version, so the next look reads it again rather than missing the change. {@link #changed} may be called from
+ * any thread; everything else from the subscription's one thread.
  */
-final class IncrementalScan implements Supplier<Map<String, DirectoryWatch.Seen>> {
-    /** One record as the last scan left it: its file, its version and what the driver made of it. */
+final class IncrementalScan implements DirectoryWatch.Scanner {
+    /** One record as the last look left it: its file, its version and what the driver made of it. */
     private record Entry(Path file, DirectoryBackend.Version version, Optional<DirectoryWatch.Seen> seen) {}
 
     private final DirectoryBackend backend;
     private final String gatewayId;
     private final Function<StoredResource, Optional<DirectoryWatch.Seen>> toSeen;
+    private final int sweepEvery;
     private final int fullEvery;
+    private final Set<String> marked = ConcurrentHashMap.newKeySet();
     private Map<String, Entry> known = new HashMap<>();
     private long scans;
     private long reads;
+    private long looks;
 
     /**
      * @param toSeen what the driver makes of a record: empty for a resource that is not one of its sandboxes
-     * @param fullEvery every how many scans every record is reread (1: every scan)
+     * @param sweepEvery every how many scans every record is looked at (1: every scan)
+     * @param fullEvery every how many scans every record is reread (1: every scan); such a scan is a sweep too
      */
     IncrementalScan(
             DirectoryBackend backend,
             String gatewayId,
             Function<StoredResource, Optional<DirectoryWatch.Seen>> toSeen,
+            int sweepEvery,
             int fullEvery) {
         this.backend = requireNonNull(backend, "backend is null");
         this.gatewayId = requireNonNull(gatewayId, "gatewayId is null");
         this.toSeen = requireNonNull(toSeen, "toSeen is null");
-        if (fullEvery < 1) {
-            throw new IllegalArgumentException("fullEvery must be at least 1");
+        if (sweepEvery < 1 || fullEvery < 1) {
+            throw new IllegalArgumentException("sweepEvery and fullEvery must be at least 1");
         }
+        this.sweepEvery = sweepEvery;
         this.fullEvery = fullEvery;
     }
 
     @Override
-    public Map<String, DirectoryWatch.Seen> get() {
-        boolean full = scans++ % fullEvery == 0;
-        var next = new HashMap<String, Entry>(Math.max(16, known.size() * 4 / 3 + 1));
+    public void changed(String key) {
+        marked.add(requireNonNull(key, "key is null"));
+    }
+
+    @Override
+    public Map<String, DirectoryWatch.Seen> first() {
+        scans = 0;
+        known = new HashMap<>();
+        sweep(true, new ArrayList<>(), new ArrayList<>());
         var seen = new HashMap<String, DirectoryWatch.Seen>();
-        for (String key : backend.keys(gatewayId)) {
-            Entry entry = known.get(key);
-            Path file = entry != null ? entry.file() : backend.recordFile(gatewayId, key);
-            Optional<DirectoryBackend.Version> version = DirectoryBackend.version(file);
-            if (version.isEmpty()) {
-                continue; // removed while listing
-            }
-            // An unchanged record keeps its entry, so its Seen is the very object the previous scan returned.
-            if (full || entry == null || !entry.version().equals(version.get())) {
-                Optional<StoredResource> resource = backend.read(gatewayId, key);
-                if (resource.isEmpty()) {
-                    continue;
+        known.forEach((key, entry) -> entry.seen().ifPresent(s -> seen.put(key, s)));
+        return seen;
+    }
+
+    @Override
+    public DirectoryWatch.Delta next() {
+        scans++;
+        boolean full = scans % fullEvery == 0;
+        var changed = new ArrayList<DirectoryWatch.Seen>();
+        var removed = new ArrayList<DirectoryWatch.Seen>();
+        if (full || scans % sweepEvery == 0) {
+            sweep(full, changed, removed);
+        } else {
+            for (String key : drainMarked()) {
+                Entry before = known.get(key);
+                Entry after = look(key, before, false);
+                if (after == null) {
+                    known.remove(key);
+                } else {
+                    known.put(key, after);
                 }
-                reads++;
-                entry = new Entry(file, version.get(), toSeen.apply(resource.get()));
+                compare(before, after, changed, removed);
             }
-            next.put(key, entry);
-            entry.seen().ifPresent(s -> seen.put(key, s));
+        }
+        return new DirectoryWatch.Delta(changed, removed);
+    }
+
+    /** Looks at every record listed in the folder; records no longer listed are removed. */
+    private void sweep(boolean full, List<DirectoryWatch.Seen> changed, List<DirectoryWatch.Seen> removed) {
+        drainMarked(); // every key is looked at; a key marked from now on is looked at by the next scan
+        var next = new HashMap<String, Entry>(Math.max(16, known.size() * 4 / 3 + 1));
+        for (String key : backend.keys(gatewayId)) {
+            Entry before = known.get(key);
+            Entry after = look(key, before, full);
+            if (after != null) {
+                next.put(key, after);
+            }
+            compare(before, after, changed, removed);
+        }
+        for (var entry : known.entrySet()) {
+            if (!next.containsKey(entry.getKey())) {
+                compare(entry.getValue(), null, changed, removed);
+            }
         }
         known = next;
-        return seen;
+    }
+
+    private Collection<String> drainMarked() {
+        var keys = new ArrayList<String>(marked.size());
+        for (String key : marked) {
+            marked.remove(key);
+            keys.add(key);
+        }
+        return keys;
+    }
+
+    /** The record under {@code key} now (the same entry if its version did not change), or null if it is gone. */
+    private Entry look(String key, Entry before, boolean reread) {
+        looks++;
+        Path file = before != null ? before.file() : backend.recordFile(gatewayId, key);
+        Optional<DirectoryBackend.Version> version = DirectoryBackend.version(file);
+        if (version.isEmpty()) {
+            return null;
+        }
+        if (!reread && before != null && before.version().equals(version.get())) {
+            return before;
+        }
+        Optional<StoredResource> resource = backend.read(gatewayId, key);
+        if (resource.isEmpty()) {
+            return null;
+        }
+        reads++;
+        return new Entry(file, version.get(), toSeen.apply(resource.get()));
+    }
+
+    /** What the watch delivers for one record going from {@code before} to {@code after} (null: absent). */
+    private static void compare(
+            Entry before, Entry after, List<DirectoryWatch.Seen> changed, List<DirectoryWatch.Seen> removed) {
+        if (before == after) {
+            return;
+        }
+        Optional<DirectoryWatch.Seen> was = before == null ? Optional.empty() : before.seen();
+        Optional<DirectoryWatch.Seen> is = after == null ? Optional.empty() : after.seen();
+        if (is.isPresent()) {
+            if (!is.equals(was)) {
+                changed.add(is.get());
+            }
+        } else if (was.isPresent()) {
+            removed.add(was.get());
+        }
     }
 
     /** How many records the scans have read so far (for tests). */
     long reads() {
         return reads;
+    }
+
+    /** How many records the scans have looked at (a stat each) so far (for tests). */
+    long looks() {
+        return looks;
     }
 }

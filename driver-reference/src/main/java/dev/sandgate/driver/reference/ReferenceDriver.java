@@ -47,7 +47,12 @@ import java.util.function.Supplier;
  */
 final class ReferenceDriver implements ComputeDriver {
     private static final System.Logger LOG = System.getLogger(ReferenceDriver.class.getName());
-    /** A watch rereads every record on every this many polls; in between, only records whose version changed. */
+    /**
+     * A watch looks at every record (a stat each) on every this many polls, to see changes made behind this driver's
+     * back; in between, only at the records this driver changed (1 s at the default 50 ms interval).
+     */
+    static final int SWEEP_EVERY = 20;
+    /** A watch rereads every record on every this many polls; otherwise only records whose version changed. */
     static final int FULL_SCAN_EVERY = 100;
 
     private final DirectoryBackend backend;
@@ -104,6 +109,7 @@ final class ReferenceDriver implements ComputeDriver {
             var resource = new StoredResource(
                     gatewayId, ref.id(), UUID.randomUUID().toString(), StoredResource.State.RUNNING, stamps);
             backend.insert(resource, SpecCodec.encode(spec));
+            changed(ref.id());
             LOG.log(Level.DEBUG, "created {0} at generation {1}", ref, launch.generation());
             return new CreateResult(observe(resource), true);
         }));
@@ -146,6 +152,7 @@ final class ReferenceDriver implements ComputeDriver {
                                 Labels.GENERATION, Long.toString(launch.generation()),
                                 Labels.POLICY_DIGEST, launch.policy().digest()));
                 backend.replace(current, launched);
+                changed(ref.id());
                 LOG.log(Level.DEBUG, "started {0} at generation {1}", ref, launch.generation());
                 return new StartResult(observe(launched), true);
             });
@@ -172,6 +179,7 @@ final class ReferenceDriver implements ComputeDriver {
                 }
                 StoredResource stopped = current.withState(StoredResource.State.STOPPED);
                 backend.replace(current, stopped);
+                changed(ref.id());
                 LOG.log(Level.DEBUG, "stopped {0}", ref);
                 return new StopResult(observe(stopped), true);
             });
@@ -199,6 +207,7 @@ final class ReferenceDriver implements ComputeDriver {
                 StoredResource current = requireSameIncarnation(ref, resolved, now.get());
                 requireExpectedGeneration(ref, current, expectedGeneration);
                 boolean removed = backend.remove(gatewayId, ref.id());
+                changed(ref.id());
                 LOG.log(Level.DEBUG, "deleted {0}", ref);
                 return new DeleteResult(removed);
             });
@@ -209,7 +218,7 @@ final class ReferenceDriver implements ComputeDriver {
     public WatchSubscription watch(SandboxWatcher watcher) {
         requireNonNull(watcher, "watcher is null");
         requireOpen();
-        var scan = new IncrementalScan(backend, gatewayId, this::seen, FULL_SCAN_EVERY);
+        var scan = new IncrementalScan(backend, gatewayId, this::seen, SWEEP_EVERY, FULL_SCAN_EVERY);
         var watch = new DirectoryWatch(
                 "sandgate-reference-watch-" + gatewayId, scan, watcher, watchInterval, watches::remove);
         watches.add(watch);
@@ -222,6 +231,13 @@ final class ReferenceDriver implements ComputeDriver {
         closed = true;
         for (DirectoryWatch watch : List.copyOf(watches)) {
             watch.close();
+        }
+    }
+
+    /** Tells every watch that this driver changed the record under {@code key}. */
+    private void changed(String key) {
+        for (DirectoryWatch watch : watches) {
+            watch.changed(key);
         }
     }
 

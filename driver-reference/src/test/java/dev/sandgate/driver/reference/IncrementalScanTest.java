@@ -6,6 +6,7 @@ import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxState;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -36,58 +37,123 @@ class IncrementalScanTest {
         });
     }
 
+    private static void replace(DirectoryBackend backend, String key, StoredResource.State state) {
+        backend.locked(GATEWAY, key, () -> {
+            backend.replace(resource(key, state));
+            return null;
+        });
+    }
+
+    private static List<String> keys(List<DirectoryWatch.Seen> seen) {
+        return seen.stream()
+                .map(s -> s.backendId().substring("backend-".length()))
+                .toList();
+    }
+
     @Test
-    void aScanRereadsOnlyTheRecordsThatChangedSinceThePreviousScan() {
+    void aSweepRereadsOnlyTheRecordsThatChangedSinceThePreviousScan() {
         var backend = new DirectoryBackend(root);
         for (int i = 0; i < 20; i++) {
             insert(backend, "s" + i);
         }
-        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1_000);
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000);
 
-        assertThat(scan.get()).hasSize(20);
+        assertThat(scan.first()).hasSize(20);
         assertThat(scan.reads()).isEqualTo(20);
 
-        backend.locked(GATEWAY, "s7", () -> {
-            backend.replace(resource("s7", StoredResource.State.STOPPED));
-            return null;
-        });
-        var second = scan.get();
+        replace(backend, "s7", StoredResource.State.STOPPED);
+        DirectoryWatch.Delta second = scan.next();
 
         assertThat(scan.reads()).isEqualTo(21);
-        assertThat(second.get("s7").observation().state()).isEqualTo(SandboxState.STOPPED);
-        assertThat(second.get("s8").observation().state()).isEqualTo(SandboxState.RUNNING);
+        assertThat(keys(second.changed())).containsExactly("s7");
+        assertThat(second.changed().getFirst().observation().state()).isEqualTo(SandboxState.STOPPED);
+        assertThat(second.removed()).isEmpty();
     }
 
     @Test
     void everyRewriteIsSeenEvenWhenTheRecordIsRewrittenTwiceBetweenScans() {
         var backend = new DirectoryBackend(root);
         insert(backend, "one");
-        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1_000);
-        scan.get();
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000);
+        scan.first();
 
         for (StoredResource.State state : new StoredResource.State[] {
             StoredResource.State.STOPPED, StoredResource.State.RUNNING, StoredResource.State.STOPPED
         }) {
-            backend.locked(GATEWAY, "one", () -> {
-                backend.replace(resource("one", state));
-                return null;
-            });
+            replace(backend, "one", state);
         }
 
-        assertThat(scan.get().get("one").observation().state()).isEqualTo(SandboxState.STOPPED);
+        DirectoryWatch.Delta delta = scan.next();
+        assertThat(delta.changed())
+                .singleElement()
+                .satisfies(seen -> assertThat(seen.observation().state()).isEqualTo(SandboxState.STOPPED));
     }
 
     @Test
-    void removedAndAddedResourcesAreSeenAtTheNextScan() {
+    void removedAndAddedResourcesAreSeenAtTheNextSweep() {
         var backend = new DirectoryBackend(root);
         insert(backend, "old");
-        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1_000);
-        assertThat(scan.get()).containsOnlyKeys("old");
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000);
+        assertThat(scan.first()).containsOnlyKeys("old");
 
         backend.locked(GATEWAY, "old", () -> backend.remove(GATEWAY, "old"));
         insert(backend, "new");
 
-        assertThat(scan.get()).containsOnlyKeys("new");
+        DirectoryWatch.Delta delta = scan.next();
+        assertThat(keys(delta.changed())).containsExactly("new");
+        assertThat(keys(delta.removed())).containsExactly("old");
+    }
+
+    @Test
+    void betweenSweepsOnlyTheRecordsTheDriverMarkedAreLookedAt() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, "a");
+        insert(backend, "b");
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 3, 1_000);
+        scan.first();
+        long looks = scan.looks();
+
+        replace(backend, "a", StoredResource.State.STOPPED); // behind the driver's back: not marked
+        replace(backend, "b", StoredResource.State.STOPPED);
+        scan.changed("b");
+        DirectoryWatch.Delta marked = scan.next();
+
+        assertThat(keys(marked.changed())).containsExactly("b");
+        assertThat(scan.looks() - looks).as("records looked at between sweeps").isEqualTo(1);
+        assertThat(scan.next().changed()).as("nothing marked").isEmpty();
+        assertThat(keys(scan.next().changed()))
+                .as("the sweep finds the unmarked change")
+                .containsExactly("a");
+    }
+
+    @Test
+    void aMarkedRecordThatVanishedIsReportedRemovedOnce() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, "gone");
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1_000, 1_000);
+        scan.first();
+
+        backend.locked(GATEWAY, "gone", () -> backend.remove(GATEWAY, "gone"));
+        scan.changed("gone");
+
+        assertThat(keys(scan.next().removed())).containsExactly("gone");
+        scan.changed("gone");
+        assertThat(scan.next().removed()).isEmpty();
+    }
+
+    @Test
+    void aKeyMarkedWhileNothingChangedDeliversNothing() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, "same");
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1_000, 1_000);
+        scan.first();
+
+        scan.changed("same");
+        DirectoryWatch.Delta delta = scan.next();
+
+        assertThat(delta.changed()).isEmpty();
+        assertThat(delta.removed()).isEmpty();
+        assertThat(scan.reads()).isEqualTo(1);
     }
 
     @Test
@@ -95,13 +161,13 @@ class IncrementalScanTest {
         var backend = new DirectoryBackend(root);
         insert(backend, "a");
         insert(backend, "b");
-        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 3);
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 3);
 
-        scan.get(); // full: 2 reads
-        scan.get(); // unchanged: none
-        scan.get(); // unchanged: none
+        scan.first(); // full: 2 reads
+        scan.next(); // unchanged: none
+        scan.next(); // unchanged: none
         assertThat(scan.reads()).isEqualTo(2);
-        scan.get(); // the third scan after a full one: full again
+        scan.next(); // the third scan after a full one: full again
 
         assertThat(scan.reads()).isEqualTo(4);
     }
@@ -110,10 +176,12 @@ class IncrementalScanTest {
     void resourcesTheDriverDoesNotRecogniseAreLeftOutWithoutBeingReadAgain() {
         var backend = new DirectoryBackend(root);
         insert(backend, "foreign");
-        var scan = new IncrementalScan(backend, GATEWAY, resource -> Optional.empty(), 1_000);
+        var scan = new IncrementalScan(backend, GATEWAY, resource -> Optional.empty(), 1, 1_000);
 
-        assertThat(scan.get()).isEmpty();
-        assertThat(scan.get()).isEmpty();
+        assertThat(scan.first()).isEmpty();
+        DirectoryWatch.Delta delta = scan.next();
+        assertThat(delta.changed()).isEmpty();
+        assertThat(delta.removed()).isEmpty();
         assertThat(scan.reads()).isEqualTo(1);
     }
 }
