@@ -74,14 +74,16 @@ public final class EngineBenchmark {
                     GatewayWarmup.run(settings.gatewayWarmup(), work);
                 }
                 Map<String, Map<Operation, Samples>> measured;
+                Samples bareCalls = new Samples();
                 try (GatewaySide gateway = GatewaySide.start(settings, work.resolve("gateway-data"), workspace);
                         DriverSide driver = DriverSide.open(settings, workspace);
                         DirectSide direct =
                                 new DirectSide(connect(settings), settings.engine(), settings.image(), workspace)) {
-                    measured = measure(settings, List.of(gateway, driver, direct));
+                    measured =
+                            measure(settings, List.of(gateway, driver, direct), driver, gateway::bareCall, bareCalls);
                 }
                 failed = false;
-                return table(settings, engineVersion, measured);
+                return table(settings, engineVersion, measured) + bareCallLine(bareCalls, measured);
             } finally {
                 removeLeftovers(admin, workspace);
             }
@@ -95,8 +97,17 @@ public final class EngineBenchmark {
         }
     }
 
-    private static Map<String, Map<Operation, Samples>> measure(
-            EngineBenchmarkSettings settings, List<LifecycleSide> sides) {
+    /**
+     * Runs the interleaved lifecycles. Before each call of {@code probed} (outside its timing) it makes one bare gRPC
+     * call to the gateway ({@code bareCall}, nanoseconds), at the pacing the gateway's own calls see: its threads idle
+     * while other sides work on the engine. Measured iterations add those to {@code bareCalls}.
+     */
+    static Map<String, Map<Operation, Samples>> measure(
+            EngineBenchmarkSettings settings,
+            List<LifecycleSide> sides,
+            LifecycleSide probed,
+            java.util.function.LongSupplier bareCall,
+            Samples bareCalls) {
         Map<String, Map<Operation, Samples>> measured = new java.util.LinkedHashMap<>();
         for (LifecycleSide side : sides) {
             Map<Operation, Samples> perOperation = new EnumMap<>(Operation.class);
@@ -110,7 +121,16 @@ public final class EngineBenchmark {
             boolean warmup = i < settings.warmup();
             for (LifecycleSide side : order(sides, i)) {
                 Map<Operation, Samples> samples = warmup ? null : measured.get(side.label());
-                lifecycle(side, "s" + i, samples);
+                Runnable beforeEachCall = () -> {};
+                if (side == probed) {
+                    beforeEachCall = () -> {
+                        long nanos = bareCall.getAsLong();
+                        if (!warmup) {
+                            bareCalls.add(nanos);
+                        }
+                    };
+                }
+                lifecycle(side, "s" + i, samples, beforeEachCall);
             }
             if ((i + 1) % 10 == 0 || i + 1 == total) {
                 progress((i + 1 - Math.min(i + 1, settings.warmup())) + "/" + settings.iterations()
@@ -131,25 +151,66 @@ public final class EngineBenchmark {
         return (i / sides.size()) % 2 == 1 ? order.reversed() : order;
     }
 
-    /** One lifecycle of one sandbox on {@code side}; records each operation's latency unless {@code samples} is null. */
-    private static void lifecycle(LifecycleSide side, String name, Map<Operation, Samples> samples) {
+    /**
+     * One lifecycle of one sandbox on {@code side}; records each operation's latency unless {@code samples} is null.
+     * {@code beforeEachCall} runs before each of the five calls, outside their timing.
+     */
+    static void lifecycle(LifecycleSide side, String name, Map<Operation, Samples> samples, Runnable beforeEachCall) {
+        beforeEachCall.run();
         long t0 = System.nanoTime();
         String handle = side.create(name);
         long t1 = System.nanoTime();
+        beforeEachCall.run();
+        long t1b = System.nanoTime();
         side.stop(handle);
         long t2 = System.nanoTime();
+        beforeEachCall.run();
+        long t2b = System.nanoTime();
         side.start(handle);
         long t3 = System.nanoTime();
+        beforeEachCall.run();
         side.stop(handle);
+        beforeEachCall.run();
         long t4 = System.nanoTime();
         side.delete(handle);
         long t5 = System.nanoTime();
         if (samples != null) {
             samples.get(Operation.CREATE).add(t1 - t0);
-            samples.get(Operation.STOP).add(t2 - t1);
-            samples.get(Operation.START).add(t3 - t2);
+            samples.get(Operation.STOP).add(t2 - t1b);
+            samples.get(Operation.START).add(t3 - t2b);
             samples.get(Operation.DELETE).add(t5 - t4);
         }
+    }
+
+    /**
+     * The bare gRPC calls' figures, next to what the gateway adds per operation at p50: the part of the gateway's cost
+     * that the transport alone takes.
+     */
+    static String bareCallLine(Samples bareCalls, Map<String, Map<Operation, Samples>> measured) {
+        if (bareCalls.count() == 0) {
+            return "";
+        }
+        Map<Operation, Samples> gateway = measured.get("gateway");
+        Map<Operation, Samples> direct = measured.get("direct docker-java");
+        StringBuilder added = new StringBuilder();
+        for (Operation operation : Operation.values()) {
+            added.append(added.isEmpty() ? "" : ", ")
+                    .append(String.format(
+                            Locale.ROOT,
+                            "%s %+.1f",
+                            operation.title,
+                            gateway.get(operation).percentileMillis(50)
+                                    - direct.get(operation).percentileMillis(50)));
+        }
+        return String.format(
+                Locale.ROOT,
+                "Bare gRPC call to the gateway (grpc.health.v1.Health/Check on the same channel, before each call of the"
+                        + " driver side, so at the same pacing): p50 %.2f ms, p99 %.2f ms over %d calls. Gateway minus"
+                        + " direct at p50, in ms: %s.%n",
+                bareCalls.percentileMillis(50),
+                bareCalls.percentileMillis(99),
+                bareCalls.count(),
+                added);
     }
 
     static String table(

@@ -5,6 +5,8 @@ import dev.sandgate.gateway.server.Gateway;
 import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
 import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetAddress;
@@ -63,6 +65,19 @@ final class GatewaySide implements LifecycleSide {
             gateway.close();
             throw e;
         }
+    }
+
+    /**
+     * Makes one bare gRPC call to this gateway's server over the same channel, the health check (no lifecycle code, no
+     * store, no driver), and returns how long it took in nanoseconds: what the transport alone costs at the moment.
+     */
+    long bareCall() {
+        long started = System.nanoTime();
+        // The standard health check every gateway serves; an empty request asks for the server's overall status.
+        HealthGrpc.newBlockingStub(channel)
+                .withDeadlineAfter(DEADLINE_SECONDS, TimeUnit.SECONDS)
+                .check(HealthCheckRequest.getDefaultInstance());
+        return System.nanoTime() - started;
     }
 
     @Override
