@@ -64,9 +64,9 @@ class EngineBenchmarkBareCallTest {
         Samples bareCalls = new Samples();
         bareCalls.add(2_000_000);
         Map<String, Map<Operation, Samples>> measured = new LinkedHashMap<>();
-        measured.put("gateway", samples(13));
-        measured.put("driver", samples(10));
-        measured.put("direct docker-java", samples(10));
+        measured.put("gateway", TestSamples.everyOperationTook(13));
+        measured.put("driver", TestSamples.everyOperationTook(10));
+        measured.put("direct docker-java", TestSamples.everyOperationTook(10));
 
         String line = EngineBenchmark.bareCallLine(bareCalls, measured);
 
@@ -78,16 +78,6 @@ class EngineBenchmarkBareCallTest {
     @Test
     void withoutBareCallsThereIsNoLine() {
         assertThat(EngineBenchmark.bareCallLine(new Samples(), Map.of())).isEmpty();
-    }
-
-    private static Map<Operation, Samples> samples(long millis) {
-        Map<Operation, Samples> perOperation = new java.util.EnumMap<>(Operation.class);
-        for (Operation operation : Operation.values()) {
-            Samples samples = new Samples();
-            samples.add(millis * 1_000_000);
-            perOperation.put(operation, samples);
-        }
-        return perOperation;
     }
 
     private final class RecordingSide implements LifecycleSide {

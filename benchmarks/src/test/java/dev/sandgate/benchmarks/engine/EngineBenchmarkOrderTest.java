@@ -42,9 +42,9 @@ class EngineBenchmarkOrderTest {
     @Test
     void theTableReportsEverySideAndBothRatios() {
         Map<String, Map<Operation, Samples>> measured = new java.util.LinkedHashMap<>();
-        measured.put("gateway", samples(110));
-        measured.put("driver", samples(105));
-        measured.put("direct docker-java", samples(100));
+        measured.put("gateway", TestSamples.everyOperationTook(110));
+        measured.put("driver", TestSamples.everyOperationTook(105));
+        measured.put("direct docker-java", TestSamples.everyOperationTook(100));
         var settings = EngineBenchmarkSettings.parse(new String[0], Map.of());
 
         String table = EngineBenchmark.table(settings, "9.9", measured);
@@ -52,15 +52,5 @@ class EngineBenchmarkOrderTest {
         assertThat(table).contains("| gateway p50 | gateway p99 | driver p50 | driver p99 | direct p50 | direct p99 |");
         assertThat(table)
                 .contains("| stop | 110.0 | 110.0 | 105.0 | 105.0 | 100.0 | 100.0 | 1.10 | 1.10 | 1.05 | 1.05 |");
-    }
-
-    private static Map<Operation, Samples> samples(long millis) {
-        Map<Operation, Samples> perOperation = new java.util.EnumMap<>(Operation.class);
-        for (Operation operation : Operation.values()) {
-            Samples samples = new Samples();
-            samples.add(millis * 1_000_000);
-            perOperation.put(operation, samples);
-        }
-        return perOperation;
     }
 }
