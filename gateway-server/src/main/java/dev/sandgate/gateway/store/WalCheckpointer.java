@@ -80,9 +80,10 @@ final class WalCheckpointer implements AutoCloseable {
             try {
                 checkpoint();
                 checkpoints++; // only this thread writes it
-            } catch (SQLException e) {
+            } catch (SQLException | RuntimeException e) {
+                // The thread goes on: a log that no one checkpoints would grow until the writer's own limit.
                 if (!closed) {
-                    log.warn("a background checkpoint of the store failed; the next one retries: {}", e.getMessage());
+                    log.warn("a background checkpoint of the store failed; the next one retries: {}", e.toString());
                     LockSupport.parkNanos(this, TimeUnit.SECONDS.toNanos(1));
                 }
             }
