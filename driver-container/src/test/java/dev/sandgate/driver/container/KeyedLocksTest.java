@@ -16,15 +16,8 @@ class KeyedLocksTest {
 
     @Test
     void aSecondHolderOfTheSameKeyWaitsAndGivesUpAfterItsTimeout() throws Exception {
-        var held = new CountDownLatch(1);
         var release = new CountDownLatch(1);
-        CompletableFuture<String> first =
-                CompletableFuture.supplyAsync(() -> locks.call("a", Duration.ofSeconds(5), () -> {
-                    held.countDown();
-                    await(release);
-                    return "first";
-                }));
-        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<String> first = holdUntilReleased("a", release, "first");
 
         DriverException refused = catchThrowableOfType(
                 DriverException.class, () -> locks.call("a", Duration.ofMillis(50), () -> "second"));
@@ -37,15 +30,8 @@ class KeyedLocksTest {
 
     @Test
     void differentKeysDoNotWaitForEachOther() throws Exception {
-        var held = new CountDownLatch(1);
         var release = new CountDownLatch(1);
-        CompletableFuture<String> first =
-                CompletableFuture.supplyAsync(() -> locks.call("a", Duration.ofSeconds(5), () -> {
-                    held.countDown();
-                    await(release);
-                    return "a";
-                }));
-        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<String> first = holdUntilReleased("a", release, "a");
 
         assertThat(locks.call("b", Duration.ofMillis(50), () -> "b")).isEqualTo("b");
 
@@ -67,16 +53,9 @@ class KeyedLocksTest {
 
     @Test
     void aKeyCountsAsHeldOnlyWhileAnOperationHoldsItsLock() throws Exception {
-        var held = new CountDownLatch(1);
-        var release = new CountDownLatch(1);
         assertThat(locks.isHeld("a")).isFalse();
-        CompletableFuture<String> first =
-                CompletableFuture.supplyAsync(() -> locks.call("a", Duration.ofSeconds(5), () -> {
-                    held.countDown();
-                    await(release);
-                    return "a";
-                }));
-        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+        var release = new CountDownLatch(1);
+        CompletableFuture<String> first = holdUntilReleased("a", release, "a");
 
         assertThat(locks.isHeld("a")).isTrue();
         assertThat(locks.isHeld("b")).isFalse();
@@ -86,6 +65,20 @@ class KeyedLocksTest {
         assertThat(locks.isHeld("a")).isFalse();
         assertThat(locks.call("a", Duration.ofSeconds(1), () -> locks.isHeld("a")))
                 .isTrue();
+    }
+
+    /** Holds {@code key}'s lock on another thread until {@code release} opens; returns once it is held. */
+    private CompletableFuture<String> holdUntilReleased(String key, CountDownLatch release, String result)
+            throws InterruptedException {
+        var held = new CountDownLatch(1);
+        CompletableFuture<String> holder =
+                CompletableFuture.supplyAsync(() -> locks.call(key, Duration.ofSeconds(5), () -> {
+                    held.countDown();
+                    await(release);
+                    return result;
+                }));
+        assertThat(held.await(5, TimeUnit.SECONDS)).isTrue();
+        return holder;
     }
 
     private static void await(CountDownLatch latch) {

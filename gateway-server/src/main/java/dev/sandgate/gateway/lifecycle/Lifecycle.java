@@ -65,6 +65,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -1025,11 +1026,21 @@ public final class Lifecycle implements AutoCloseable {
      */
     private <T> T writeSettled(
             Commands.Target target, String sandboxId, BiFunction<StoreTransaction, SandboxRecord, T> decide) {
+        return settled(
+                sandboxId,
+                () -> store.write(tx -> {
+                    SandboxRecord row = reread(tx, target, sandboxId);
+                    return row.pending().isPresent() ? new Unsettled(row) : decide.apply(tx, row);
+                }));
+    }
+
+    /**
+     * Runs {@code look} (a transaction that answers {@link Unsettled} instead of deciding when it finds a pending
+     * transition) until it decides, finishing the pending transition in between.
+     */
+    private <T> T settled(String sandboxId, Supplier<Object> look) {
         for (int attempt = 1; ; attempt++) {
-            Object outcome = store.write(tx -> {
-                SandboxRecord row = reread(tx, target, sandboxId);
-                return row.pending().isPresent() ? new Unsettled(row) : decide.apply(tx, row);
-            });
+            Object outcome = look.get();
             if (!(outcome instanceof Unsettled unsettled)) {
                 @SuppressWarnings("unchecked")
                 T decided = (T) outcome;
@@ -1047,27 +1058,20 @@ public final class Lifecycle implements AutoCloseable {
 
     /** Under the sandbox's lock: the start plan of the sandbox as stored, after finishing a pending transition. */
     private StartPlan planStart(String sandboxId, Commands.Target target) {
-        for (int attempt = 1; ; attempt++) {
-            Object outcome = store.read(tx -> {
-                SandboxRecord row = tx.sandbox(sandboxId).orElseThrow(() -> notFound(target));
-                if (row.pending().isPresent()) {
-                    return new Unsettled(row);
-                }
-                if (isRunning(row)) {
-                    return new StartPlan(row, Optional.empty());
-                }
-                // LIVE launches the admitted revision; FROZEN always its creation snapshot.
-                long revision = row.policyMode() == PolicyMode.FROZEN ? 1 : row.admittedRevision();
-                return new StartPlan(row, Optional.of(revision(tx, row.id(), revision)));
-            });
-            if (outcome instanceof StartPlan plan) {
-                return plan;
-            }
-            if (attempt == 3) {
-                throw new IllegalStateException("sandbox " + sandboxId + " still has a pending transition");
-            }
-            finishPending(((Unsettled) outcome).row());
-        }
+        return settled(
+                sandboxId,
+                () -> store.read(tx -> {
+                    SandboxRecord row = tx.sandbox(sandboxId).orElseThrow(() -> notFound(target));
+                    if (row.pending().isPresent()) {
+                        return new Unsettled(row);
+                    }
+                    if (isRunning(row)) {
+                        return new StartPlan(row, Optional.empty());
+                    }
+                    // LIVE launches the admitted revision; FROZEN always its creation snapshot.
+                    long revision = row.policyMode() == PolicyMode.FROZEN ? 1 : row.admittedRevision();
+                    return new StartPlan(row, Optional.of(revision(tx, row.id(), revision)));
+                }));
     }
 
     private void scheduleRetry(String sandboxId) {

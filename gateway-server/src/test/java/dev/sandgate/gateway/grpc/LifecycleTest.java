@@ -364,6 +364,34 @@ class LifecycleTest {
     }
 
     @Test
+    @DisplayName("another operation that finds a transition pending finishes it first, then decides on its result")
+    void operationFinishesAPendingTransitionFirst() throws Exception {
+        gateway.close();
+        gateway = TestGateway.start(root, transport, FakeDriver.allCapabilities(), "--driver-timeout", "300ms");
+        Sandbox created = gateway.create("team", "agent");
+        CountDownLatch release = new CountDownLatch(1);
+        gateway.driver().beforeEach(FakeDriver.Method.STOP, ref -> ConditionalStopTest.await(release));
+        StopSandboxRequest first = StopSandboxRequest.newBuilder()
+                .setRequestId(TestGateway.newRequestId())
+                .setTarget(byId(created.getId()))
+                .build();
+        GrpcErrors.Failure pending = failure(() -> gateway.stub().stopSandbox(first));
+        release.countDown();
+        gateway.driver().clearHooks();
+
+        StopSandboxResponse second = stopSandbox(created.getId());
+
+        assertThat(pending.reason()).isEqualTo("TRANSITION_PENDING");
+        assertThat(second.getOutcome())
+                .as("the pending stop was finished before the second stop decided")
+                .isEqualTo(StopOutcome.ALREADY_STOPPED);
+        assertThat(gateway.stub().stopSandbox(first).getOutcome())
+                .as("the first request's own result")
+                .isEqualTo(StopOutcome.STOPPED_NOW);
+        assertThat(get(byId(created.getId())).getPhase()).isEqualTo(Phase.STOPPED);
+    }
+
+    @Test
     @DisplayName("a cancelled client call does not strand its transition")
     void cancelledCallCompletesItsTransition() throws Exception {
         Sandbox created = gateway.create("team", "agent");
