@@ -631,13 +631,13 @@ public final class Lifecycle implements AutoCloseable {
         Observation observation = new Observation(o.generation(), o.state().name(), o.detail(), now, "");
         // Most events change nothing (the gateway's own transitions already recorded them): decide on a read first,
         // so that they do not queue behind the store's single writer.
-        SandboxChange decided = store.read(tx -> decideObservation(tx, o, observation, now));
+        SandboxChange decided = decideObservation(store.sandbox(o.ref().id()), o, observation, now);
         if (decided == null) {
             return;
         }
         SandboxChange change = decided.stateChanged()
                 ? store.write(tx -> {
-                    SandboxChange again = decideObservation(tx, o, observation, now);
+                    SandboxChange again = decideObservation(tx.sandbox(o.ref().id()), o, observation, now);
                     if (again == null || !again.stateChanged()) {
                         return again;
                     }
@@ -655,8 +655,7 @@ public final class Lifecycle implements AutoCloseable {
      * generation), or the record to write (stateChanged, not yet written).
      */
     private static SandboxChange decideObservation(
-            StoreTransaction tx, SandboxObservation o, Observation observation, Instant now) {
-        Optional<SandboxRecord> found = tx.sandbox(o.ref().id());
+            Optional<SandboxRecord> found, SandboxObservation o, Observation observation, Instant now) {
         if (found.isEmpty()) {
             return null;
         }
@@ -705,7 +704,7 @@ public final class Lifecycle implements AutoCloseable {
     private void markMissing(String sandboxId, long generation, String why) {
         // Most of these change nothing (a deleted sandbox's resource going away): decide on a read first, so that they
         // do not queue behind the store's single writer.
-        if (store.read(tx -> tx.sandbox(sandboxId))
+        if (store.sandbox(sandboxId)
                 .filter(row -> marksMissing(row, generation))
                 .isEmpty()) {
             return;
@@ -743,7 +742,7 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     private void publishPlatform(SandboxEvent.Platform p) {
-        store.read(tx -> tx.sandbox(p.ref().id()))
+        store.sandbox(p.ref().id())
                 .ifPresent(row -> hub.publish(new SandboxChange(
                         SandboxChange.Type.PLATFORM,
                         row,
@@ -995,12 +994,12 @@ public final class Lifecycle implements AutoCloseable {
 
     /** Under the sandbox's lock: finishes a pending transition, if any, and returns the sandbox as it is then. */
     private SandboxRecord completePending(String sandboxId, Commands.Target target) {
-        SandboxRecord row = store.read(tx -> tx.sandbox(sandboxId)).orElseThrow(() -> notFound(target));
+        SandboxRecord row = store.sandbox(sandboxId).orElseThrow(() -> notFound(target));
         if (row.pending().isEmpty()) {
             return row;
         }
         finishPending(row);
-        return store.read(tx -> tx.sandbox(sandboxId)).orElseThrow(() -> notFound(target));
+        return store.sandbox(sandboxId).orElseThrow(() -> notFound(target));
     }
 
     /** Under the sandbox's lock: drives the pending transition of {@code row} to its end. */
@@ -1112,7 +1111,7 @@ public final class Lifecycle implements AutoCloseable {
                 settled.countDown();
             }
         })) {
-            Optional<SandboxRecord> now = store.read(tx -> tx.sandbox(id));
+            Optional<SandboxRecord> now = store.sandbox(id);
             if (now.isPresent() && awaitingLaunch(now.get())) {
                 try {
                     settled.await(maxWait.toNanos(), TimeUnit.NANOSECONDS);
@@ -1121,7 +1120,7 @@ public final class Lifecycle implements AutoCloseable {
                 }
             }
         }
-        Optional<SandboxRecord> latest = store.read(tx -> tx.sandbox(id));
+        Optional<SandboxRecord> latest = store.sandbox(id);
         return new MutationReply(
                 reply.outcome(), reply.sandboxId(), reply.generation(), latest, reply.revision(), reply.replayed());
     }
@@ -1239,7 +1238,8 @@ public final class Lifecycle implements AutoCloseable {
         try {
             Lookup lookup = store.read(tx -> {
                 Optional<RequestRecord> stored = tx.request(requestId);
-                if (stored.isPresent() || target == null) {
+                if (stored.isPresent() || target == null || target.id().isPresent()) {
+                    // A target named by id is resolved from the store's last committed rows when the body asks.
                     return new Lookup(stored, null, null);
                 }
                 // A replay never resolves the name again, so the target is resolved only for a new request.
@@ -1376,7 +1376,7 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     private MutationReply replyFrom(RequestResult result) {
-        Optional<SandboxRecord> sandbox = result.sandboxId().flatMap(id -> store.read(tx -> tx.sandbox(id)));
+        Optional<SandboxRecord> sandbox = result.sandboxId().flatMap(store::sandbox);
         Optional<PolicyRevisionRecord> revision = Optional.empty();
         if (result.policyRevision() > 0 && sandbox.isPresent()) {
             revision = store.read(tx -> tx.policyRevision(sandbox.get().id(), result.policyRevision()));
@@ -1398,6 +1398,13 @@ public final class Lifecycle implements AutoCloseable {
     // Targets and preconditions
 
     private SandboxRecord resolve(Commands.Target target) {
+        if (target.id().isPresent()) {
+            Optional<SandboxRecord> row = store.sandbox(target.id().get());
+            if (row.isPresent()) {
+                verifyLocators(target, row.get());
+                return row.get();
+            }
+        }
         return store.read(tx -> resolveIn(tx, target));
     }
 

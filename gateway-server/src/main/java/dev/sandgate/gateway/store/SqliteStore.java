@@ -66,6 +66,9 @@ public final class SqliteStore implements Store {
     private final List<Db> all = new ArrayList<>();
     private WalCheckpointer checkpointer;
     private final DecodedColumns decoded = new DecodedColumns();
+    private final CommittedRows committed = new CommittedRows();
+    /** The changes of the work the writer runs now; written and read holding the write lock. */
+    private List<CommittedRows.Change> running;
 
     public SqliteStore(Path file, Synchronous synchronous) {
         requireNonNull(file, "file is null");
@@ -131,7 +134,7 @@ public final class SqliteStore implements Store {
     public <T> T write(Function<StoreTransaction, T> work) {
         requireNonNull(work, "work is null");
         if (writeLock.isHeldByCurrentThread()) {
-            return work.apply(new Tx(writer, true));
+            return work.apply(new Tx(writer, running));
         }
         Queued<T> mine = new Queued<>(work);
         queue.add(mine);
@@ -168,6 +171,7 @@ public final class SqliteStore implements Store {
                     writer.connection.commit();
                     commits = commits + 1; // only the lock holder writes it
                     checkpointer.committed(commits);
+                    committed.apply(changesOf(batch));
                 }
                 batch.forEach(Queued::complete);
                 return;
@@ -177,6 +181,7 @@ public final class SqliteStore implements Store {
                 batchFailure = new StoreException("commit failed", e);
             }
             rollback(writer);
+            committed.forget(changesOf(batch));
             batch.forEach(Queued::reset);
             if (!isBusy(batchFailure) || attempt >= BUSY_ATTEMPTS) {
                 for (Queued<?> queued : batch) {
@@ -192,6 +197,32 @@ public final class SqliteStore implements Store {
             // work only, rolled back above) is then safe to run again.
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(attempt));
         }
+    }
+
+    private static List<CommittedRows.Change> changesOf(List<Queued<?>> batch) {
+        if (batch.size() == 1) {
+            return batch.getFirst().changes;
+        }
+        List<CommittedRows.Change> all = new ArrayList<>();
+        batch.forEach(queued -> all.addAll(queued.changes));
+        return all;
+    }
+
+    /**
+     * The sandbox as last committed, from memory when it is there ({@link CommittedRows}); otherwise read, and kept
+     * for the next look-up.
+     */
+    @Override
+    public Optional<SandboxRecord> sandbox(String id) {
+        requireNonNull(id, "id is null");
+        SandboxRecord known = committed.get(id);
+        if (known != null) {
+            return Optional.of(known);
+        }
+        long before = committed.sequence();
+        Optional<SandboxRecord> row = read(tx -> tx.sandbox(id));
+        row.ifPresent(r -> committed.fill(before, r));
+        return row;
     }
 
     /** How many write transactions were committed (for tests). */
@@ -223,6 +254,8 @@ public final class SqliteStore implements Store {
         private RuntimeException failure;
         private Throwable batchFailure;
         private boolean done;
+        /** What the work changed in sandbox rows, if it did not fail. */
+        private List<CommittedRows.Change> changes = List.of();
 
         Queued(Function<StoreTransaction, T> work) {
             this.work = work;
@@ -233,8 +266,11 @@ public final class SqliteStore implements Store {
             if (!alone) {
                 store.control(SAVEPOINT);
             }
+            List<CommittedRows.Change> mine = new ArrayList<>();
+            store.running = mine;
             try {
-                result = work.apply(new Tx(store.writer, true));
+                result = work.apply(new Tx(store.writer, mine));
+                changes = mine;
             } catch (RuntimeException e) {
                 if (isBusy(e)) {
                     throw e; // the whole batch runs again
@@ -243,6 +279,8 @@ public final class SqliteStore implements Store {
                 if (!alone) {
                     store.control(ROLLBACK_TO_SAVEPOINT);
                 }
+            } finally {
+                store.running = null;
             }
             if (!alone) {
                 store.control(RELEASE_SAVEPOINT);
@@ -252,6 +290,7 @@ public final class SqliteStore implements Store {
         void reset() {
             result = null;
             failure = null;
+            changes = List.of();
         }
 
         void complete() {
@@ -297,7 +336,7 @@ public final class SqliteStore implements Store {
             throw new StoreException("interrupted while waiting for a store connection", e);
         }
         try {
-            return work.apply(new Tx(reader, false));
+            return work.apply(new Tx(reader, null));
         } finally {
             rollback(reader);
             readers.add(reader);
@@ -310,6 +349,11 @@ public final class SqliteStore implements Store {
         } catch (SQLException e) {
             throw new StoreException("rollback failed", e);
         }
+    }
+
+    /** How many sandboxes have their committed row kept in memory (for tests). */
+    int committedRows() {
+        return committed.size();
     }
 
     /** How many sandboxes have their spec and labels kept decoded (for tests). */
@@ -366,15 +410,16 @@ public final class SqliteStore implements Store {
 
     private static final class Tx implements StoreTransaction {
         private final Db db;
-        private final boolean writable;
+        /** Where a write transaction records what it changes in sandbox rows; null in a read-only one. */
+        private final List<CommittedRows.Change> changes;
 
-        Tx(Db db, boolean writable) {
+        Tx(Db db, List<CommittedRows.Change> changes) {
             this.db = db;
-            this.writable = writable;
+            this.changes = changes;
         }
 
         private void requireWritable() {
-            if (!writable) {
+            if (changes == null) {
                 throw new IllegalStateException("write in a read-only transaction");
             }
         }
@@ -414,6 +459,9 @@ public final class SqliteStore implements Store {
         public SandboxRecord insertSandbox(SandboxRecord s) {
             requireWritable();
             SandboxRecord inserted = s.toBuilder().resourceVersion(1).build();
+            String specJson = StoreJson.spec(s.spec());
+            String labelsJson = StoreJson.labels(s.labels());
+            String conditionsJson = StoreJson.conditions(s.conditions());
             try {
                 PreparedStatement statement = db.prepare(INSERT_SANDBOX);
                 Optional<PendingTransition> p = s.pending();
@@ -434,9 +482,9 @@ public final class SqliteStore implements Store {
                                 s.policyMode().name(),
                                 s.admittedRevision(),
                                 s.admittedDigest(),
-                                StoreJson.spec(s.spec()),
-                                StoreJson.labels(s.labels()),
-                                StoreJson.conditions(s.conditions()),
+                                specJson,
+                                labelsJson,
+                                conditionsJson,
                                 nullable(p.map(t -> t.kind().name())),
                                 nullable(p.map(PendingTransition::operationId)),
                                 nullable(p.flatMap(PendingTransition::requestId)),
@@ -459,6 +507,8 @@ public final class SqliteStore implements Store {
                     bind(label, List.of(s.id(), entry.getKey(), entry.getValue()));
                     label.executeUpdate();
                 }
+                changes.add(new CommittedRows.Inserted(CommittedRows.inserted(
+                        s, db.decoded.decode(s.id(), specJson, labelsJson), StoreJson.conditions(conditionsJson))));
                 return inserted;
             } catch (SQLException e) {
                 throw new StoreException("inserting sandbox " + s.id() + " failed", e);
@@ -470,6 +520,7 @@ public final class SqliteStore implements Store {
             requireWritable();
             long next = s.resourceVersion() + 1;
             Optional<PendingTransition> p = s.pending();
+            String conditionsJson = StoreJson.conditions(s.conditions());
             try {
                 PreparedStatement statement = db.prepare(UPDATE_SANDBOX);
                 bind(
@@ -485,7 +536,7 @@ public final class SqliteStore implements Store {
                                 s.runtimeDetail(),
                                 s.admittedRevision(),
                                 s.admittedDigest(),
-                                StoreJson.conditions(s.conditions()),
+                                conditionsJson,
                                 nullable(p.map(t -> t.kind().name())),
                                 nullable(p.map(PendingTransition::operationId)),
                                 nullable(p.flatMap(PendingTransition::requestId)),
@@ -499,6 +550,7 @@ public final class SqliteStore implements Store {
                     throw new StaleRecordException(
                             "sandbox " + s.id() + " changed since version " + s.resourceVersion());
                 }
+                changes.add(new CommittedRows.Updated(s, s.resourceVersion(), StoreJson.conditions(conditionsJson)));
                 return s.toBuilder().resourceVersion(next).build();
             } catch (SQLException e) {
                 throw new StoreException("updating sandbox " + s.id() + " failed", e);
@@ -515,6 +567,7 @@ public final class SqliteStore implements Store {
                     throw new StaleRecordException("sandbox " + id + " changed since version " + expectedVersion);
                 }
                 db.decoded.forget(id);
+                changes.add(new CommittedRows.Deleted(id));
             } catch (SQLException e) {
                 throw new StoreException("deleting sandbox " + id + " failed", e);
             }

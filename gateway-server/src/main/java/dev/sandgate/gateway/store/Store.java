@@ -1,5 +1,6 @@
 package dev.sandgate.gateway.store;
 
+import java.util.Optional;
 import java.util.function.Function;
 
 /**
@@ -19,6 +20,14 @@ public interface Store extends AutoCloseable {
 
     /** Runs {@code work} against a consistent snapshot, without writing. */
     <T> T read(Function<StoreTransaction, T> work);
+
+    /**
+     * The sandbox with this id as last committed, outside any transaction: never older than what the last {@link
+     * #write} that returned before this call committed. A store may answer from memory.
+     */
+    default Optional<SandboxRecord> sandbox(String id) {
+        return read(tx -> tx.sandbox(id));
+    }
 
     @Override
     void close();
