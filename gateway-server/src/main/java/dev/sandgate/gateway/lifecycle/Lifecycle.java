@@ -1236,19 +1236,25 @@ public final class Lifecycle implements AutoCloseable {
             return awaitDuplicate(existing, admission);
         }
         try {
-            Lookup lookup = store.read(tx -> {
-                Optional<RequestRecord> stored = tx.request(requestId);
-                if (stored.isPresent() || target == null || target.id().isPresent()) {
-                    // A target named by id is resolved from the store's last committed rows when the body asks.
-                    return new Lookup(stored, null, null);
-                }
-                // A replay never resolves the name again, so the target is resolved only for a new request.
-                try {
-                    return new Lookup(stored, resolveIn(tx, target), null);
-                } catch (GatewayException e) {
-                    return new Lookup(stored, null, e);
-                }
-            });
+            Lookup lookup;
+            if (target == null || target.id().isPresent()) {
+                // Nothing to resolve now: a target named by id is resolved from the store's last committed rows when
+                // the body asks for it.
+                lookup = new Lookup(store.request(requestId), null, null);
+            } else {
+                lookup = store.read(tx -> {
+                    Optional<RequestRecord> stored = tx.request(requestId);
+                    if (stored.isPresent()) {
+                        return new Lookup(stored, null, null);
+                    }
+                    // A replay never resolves the name again, so the target is resolved only for a new request.
+                    try {
+                        return new Lookup(stored, resolveIn(tx, target), null);
+                    } catch (GatewayException e) {
+                        return new Lookup(stored, null, e);
+                    }
+                });
+            }
             admission.prefetched = lookup.target();
             admission.prefetchFailure = lookup.failure();
             MutationReply reply =

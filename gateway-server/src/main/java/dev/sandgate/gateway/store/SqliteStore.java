@@ -27,6 +27,8 @@ import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.flywaydb.core.Flyway;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The embedded store: one SQLite file in WAL mode, migrated by Flyway.
@@ -46,6 +48,7 @@ public final class SqliteStore implements Store {
         FULL
     }
 
+    private static final Logger log = LoggerFactory.getLogger(SqliteStore.class);
     private static final int READERS = 4;
     /** SQLite's primary result code for a constraint violation. */
     private static final int SQLITE_CONSTRAINT = 19;
@@ -67,13 +70,20 @@ public final class SqliteStore implements Store {
     private WalCheckpointer checkpointer;
     private final DecodedColumns decoded = new DecodedColumns();
     private final CommittedRows committed = new CommittedRows();
+    private final RequestIds requestIds;
     /** The changes of the work the writer runs now; written and read holding the write lock. */
     private List<CommittedRows.Change> running;
 
     public SqliteStore(Path file, Synchronous synchronous) {
+        this(file, synchronous, RequestIds.MIN_EXPECTED);
+    }
+
+    /** With a request-id filter sized for at least {@code requestIdsExpected} ids (small in tests, to rebuild it). */
+    SqliteStore(Path file, Synchronous synchronous, long requestIdsExpected) {
         requireNonNull(file, "file is null");
         requireNonNull(synchronous, "synchronous is null");
         this.url = "jdbc:sqlite:" + file.toAbsolutePath();
+        this.requestIds = new RequestIds(requestIdsExpected);
         migrate();
         try {
             writer = open(synchronous);
@@ -84,6 +94,8 @@ public final class SqliteStore implements Store {
                 statement.execute("PRAGMA wal_autocheckpoint=" + WalCheckpointer.LOG_LIMIT_PAGES);
             }
             writer.connection.commit();
+            requestIds.rebuild(writer.connection);
+            writer.connection.rollback();
             for (int i = 0; i < READERS; i++) {
                 Db reader = open(synchronous);
                 all.add(reader);
@@ -134,7 +146,7 @@ public final class SqliteStore implements Store {
     public <T> T write(Function<StoreTransaction, T> work) {
         requireNonNull(work, "work is null");
         if (writeLock.isHeldByCurrentThread()) {
-            return work.apply(new Tx(writer, running));
+            return work.apply(new Tx(writer, running, requestIds));
         }
         Queued<T> mine = new Queued<>(work);
         queue.add(mine);
@@ -151,6 +163,9 @@ public final class SqliteStore implements Store {
 
     /** Holding the write lock: runs up to MAX_BATCH queued works in one transaction and completes them. */
     private void runBatch() {
+        if (requestIds.full()) {
+            rebuildRequestIds();
+        }
         List<Queued<?>> batch = new ArrayList<>();
         for (Queued<?> next; batch.size() < MAX_BATCH && (next = queue.poll()) != null; ) {
             batch.add(next);
@@ -197,6 +212,39 @@ public final class SqliteStore implements Store {
             // work only, rolled back above) is then safe to run again.
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(attempt));
         }
+    }
+
+    /**
+     * Holding the write lock, between transactions. A failure keeps the old filter, which holds every id too (it only
+     * answers "maybe" more often), until as many ids again were added.
+     */
+    private void rebuildRequestIds() {
+        try {
+            requestIds.rebuild(writer.connection);
+        } catch (SQLException | RuntimeException e) {
+            log.warn("cannot rebuild the filter of request ids; keeping the old one: {}", e.toString());
+            requestIds.postpone();
+        }
+        try {
+            writer.connection.rollback();
+        } catch (SQLException e) {
+            log.warn("cannot end the read of the request ids: {}", e.toString());
+        }
+    }
+
+    /** The request with this id, outside any transaction; a new id is known absent without reading the database. */
+    @Override
+    public Optional<RequestRecord> request(String requestId) {
+        requireNonNull(requestId, "requestId is null");
+        if (!requestIds.mightHold(requestId)) {
+            return Optional.empty();
+        }
+        return read(tx -> tx.request(requestId));
+    }
+
+    /** How many times the request-id filter was built from the table (for tests). */
+    long requestIdRebuilds() {
+        return requestIds.rebuilds();
     }
 
     private static List<CommittedRows.Change> changesOf(List<Queued<?>> batch) {
@@ -269,7 +317,7 @@ public final class SqliteStore implements Store {
             List<CommittedRows.Change> mine = new ArrayList<>();
             store.running = mine;
             try {
-                result = work.apply(new Tx(store.writer, mine));
+                result = work.apply(new Tx(store.writer, mine, store.requestIds));
                 changes = mine;
             } catch (RuntimeException e) {
                 if (isBusy(e)) {
@@ -336,7 +384,7 @@ public final class SqliteStore implements Store {
             throw new StoreException("interrupted while waiting for a store connection", e);
         }
         try {
-            return work.apply(new Tx(reader, null));
+            return work.apply(new Tx(reader, null, null));
         } finally {
             rollback(reader);
             readers.add(reader);
@@ -412,10 +460,13 @@ public final class SqliteStore implements Store {
         private final Db db;
         /** Where a write transaction records what it changes in sandbox rows; null in a read-only one. */
         private final List<CommittedRows.Change> changes;
+        /** The filter a write transaction adds the request ids it inserts to; null in a read-only one. */
+        private final RequestIds requestIds;
 
-        Tx(Db db, List<CommittedRows.Change> changes) {
+        Tx(Db db, List<CommittedRows.Change> changes, RequestIds requestIds) {
             this.db = db;
             this.changes = changes;
+            this.requestIds = requestIds;
         }
 
         private void requireWritable() {
@@ -685,6 +736,7 @@ public final class SqliteStore implements Store {
         @Override
         public void insertRequest(RequestRecord r) {
             requireWritable();
+            requestIds.adding(r.requestId());
             try {
                 PreparedStatement statement = db.prepare(INSERT_REQUEST);
                 bind(

@@ -29,6 +29,14 @@ public interface Store extends AutoCloseable {
         return read(tx -> tx.sandbox(id));
     }
 
+    /**
+     * The request with this request id, outside any transaction: present if a {@link #write} that recorded it returned
+     * before this call. A store may answer "absent" without reading.
+     */
+    default Optional<RequestRecord> request(String requestId) {
+        return read(tx -> tx.request(requestId));
+    }
+
     @Override
     void close();
 }
