@@ -1,0 +1,94 @@
+package dev.sandgate.gateway.lifecycle;
+
+import static dev.sandgate.gateway.testing.TestGateway.byId;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sandgate.api.v1.GetSandboxRequest;
+import dev.sandgate.api.v1.Phase;
+import dev.sandgate.api.v1.Sandbox;
+import dev.sandgate.api.v1.StopOutcome;
+import dev.sandgate.api.v1.StopSandboxRequest;
+import dev.sandgate.api.v1.StopSandboxResponse;
+import dev.sandgate.gateway.testing.FakeDriver;
+import dev.sandgate.gateway.testing.GrpcErrors;
+import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.spi.DriverCapabilities;
+import io.grpc.Status;
+import java.nio.file.Path;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A driver call that outlasts the driver timeout: the caller hears TRANSITION_PENDING at the timeout, the transition
+ * stays recorded, and the gateway completes it once the driver answers again.
+ */
+class DriverTimeoutTest {
+    @TempDir
+    Path root;
+
+    @Test
+    @DisplayName("a stop whose driver call hangs answers TRANSITION_PENDING at the timeout and is completed later")
+    void lateDriverCallAnswersPendingAndTheStopIsCompletedLater() throws Exception {
+        DriverCapabilities all = FakeDriver.allCapabilities();
+        try (TestGateway gateway =
+                TestGateway.start(root, TestGateway.Transport.NETTY, all, "--driver-timeout", "300ms")) {
+            Sandbox created = gateway.create("team", "agent");
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            gateway.driver().beforeEach(FakeDriver.Method.STOP, ref -> {
+                entered.countDown();
+                try {
+                    release.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            String requestId = TestGateway.newRequestId();
+            StopSandboxRequest stop = StopSandboxRequest.newBuilder()
+                    .setTarget(byId(created.getId()))
+                    .setRequestId(requestId)
+                    .build();
+
+            // The driver is held until after this answer, so the answer came from the driver timeout.
+            GrpcErrors.Failure pending = GrpcErrors.failure(
+                    () -> gateway.stub().withDeadlineAfter(20, TimeUnit.SECONDS).stopSandbox(stop));
+
+            assertThat(entered.await(0, TimeUnit.SECONDS)).isTrue();
+            assertThat(pending.code()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(pending.reason()).isEqualTo("TRANSITION_PENDING");
+
+            release.countDown();
+            StopSandboxResponse replay = awaitReplay(gateway, stop);
+            assertThat(replay.getOutcome()).isEqualTo(StopOutcome.STOPPED_NOW);
+            assertThat(replay.getReplayed()).isTrue();
+            assertThat(gateway.stub()
+                            .getSandbox(GetSandboxRequest.newBuilder()
+                                    .setTarget(byId(created.getId()))
+                                    .build())
+                            .getSandbox()
+                            .getPhase())
+                    .isEqualTo(Phase.STOPPED);
+        }
+    }
+
+    /** Retries the stop with its request_id until the pending stop's result is recorded. */
+    private static StopSandboxResponse awaitReplay(TestGateway gateway, StopSandboxRequest stop)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (true) {
+            try {
+                return gateway.stub().withDeadlineAfter(10, TimeUnit.SECONDS).stopSandbox(stop);
+            } catch (io.grpc.StatusRuntimeException e) {
+                GrpcErrors.Failure failure = GrpcErrors.read(e);
+                assertThat(failure.reason())
+                        .as("only a pending transition is retried")
+                        .isIn("TRANSITION_PENDING", "SANDBOX_BUSY", "");
+                assertThat(System.nanoTime()).as("recorded in time").isLessThan(deadline);
+                Thread.sleep(50);
+            }
+        }
+    }
+}
