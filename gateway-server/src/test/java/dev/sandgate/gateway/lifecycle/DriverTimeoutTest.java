@@ -38,14 +38,7 @@ class DriverTimeoutTest {
             Sandbox created = gateway.create("team", "agent");
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
-            gateway.driver().beforeEach(FakeDriver.Method.STOP, ref -> {
-                entered.countDown();
-                try {
-                    release.await(30, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            });
+            gateway.driver().holdEach(FakeDriver.Method.STOP, entered, release);
             String requestId = TestGateway.newRequestId();
             StopSandboxRequest stop = StopSandboxRequest.newBuilder()
                     .setTarget(byId(created.getId()))

@@ -115,15 +115,7 @@ class CommittedRowsTest {
         SandboxRecord second = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("second")));
         var holding = new CountDownLatch(1);
         var release = new CountDownLatch(1);
-        Future<?> holder = threads.submit(() -> store.write(tx -> {
-            holding.countDown();
-            try {
-                release.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return null;
-        }));
+        Future<?> holder = StoreRecords.holdWriter(store, threads, tx -> {}, holding, release);
         assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
 
         Future<Object> undone = threads.submit(() -> store.write(tx -> {
@@ -211,10 +203,6 @@ class CommittedRowsTest {
     }
 
     private void awaitQueued(int count) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (store.queuedWrites() < count) {
-            assertThat(System.nanoTime()).as("writes queued in time").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+        StoreRecords.awaitQueued(store, count);
     }
 }

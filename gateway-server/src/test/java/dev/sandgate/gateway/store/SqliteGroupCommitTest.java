@@ -41,24 +41,12 @@ class SqliteGroupCommitTest {
 
     /** Starts a write that holds the writer until {@code release} opens, so that later writes queue. */
     private Future<?> holdWriter(CountDownLatch holding, CountDownLatch release) {
-        return threads.submit(() -> store.write(tx -> {
-            tx.insertSandbox(StoreRecords.sandbox("holder"));
-            holding.countDown();
-            try {
-                release.await(30, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-            return null;
-        }));
+        return StoreRecords.holdWriter(
+                store, threads, tx -> tx.insertSandbox(StoreRecords.sandbox("holder")), holding, release);
     }
 
     private void awaitQueued(int count) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (store.queuedWrites() < count) {
-            assertThat(System.nanoTime()).as("writes queued in time").isLessThan(deadline);
-            Thread.sleep(5);
-        }
+        StoreRecords.awaitQueued(store, count);
     }
 
     @Test

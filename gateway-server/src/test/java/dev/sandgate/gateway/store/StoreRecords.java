@@ -1,15 +1,53 @@
 package dev.sandgate.gateway.store;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import dev.sandgate.gateway.policy.PolicyDocument;
 import dev.sandgate.spi.Identifiers;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
-/** Records for store tests. */
+/** Records and helpers for store tests. */
 final class StoreRecords {
     private StoreRecords() {}
+
+    /** Waits (up to 30 s) until {@code count} writes queue behind the store's busy writer. */
+    static void awaitQueued(SqliteStore store, int count) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (store.queuedWrites() < count) {
+            assertThat(System.nanoTime()).as("writes queued in time").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    /**
+     * Starts a write on {@code threads} that runs {@code work}, counts {@code holding} down and holds the writer until
+     * {@code release} opens, so that later writes queue.
+     */
+    static Future<?> holdWriter(
+            SqliteStore store,
+            ExecutorService threads,
+            Consumer<StoreTransaction> work,
+            CountDownLatch holding,
+            CountDownLatch release) {
+        return threads.submit(() -> store.write(tx -> {
+            work.accept(tx);
+            holding.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return null;
+        }));
+    }
 
     /** A READY sandbox named {@code name} in workspace "team", with a fresh id. */
     static SandboxRecord sandbox(String name) {

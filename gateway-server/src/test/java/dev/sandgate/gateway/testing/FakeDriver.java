@@ -40,6 +40,8 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
@@ -107,6 +109,21 @@ public final class FakeDriver implements ComputeDriver {
     /** Runs {@code hook} at the start of every call of {@code method} (to block on a latch, say). */
     public void beforeEach(Method method, Consumer<SandboxRef> hook) {
         beforeHooks.put(method, hook);
+    }
+
+    /**
+     * Every call of {@code method} counts {@code entered} down, then waits (up to 30 s) until {@code release} opens: a
+     * driver call that hangs until the test lets it go.
+     */
+    public void holdEach(Method method, CountDownLatch entered, CountDownLatch release) {
+        beforeEach(method, ref -> {
+            entered.countDown();
+            try {
+                release.await(30, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
     }
 
     /** The state a launched execution reports first (RUNNING by default; PROVISIONING to test readiness waits). */
