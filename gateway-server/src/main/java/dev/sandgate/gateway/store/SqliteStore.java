@@ -137,7 +137,8 @@ public final class SqliteStore implements Store {
      *
      * <p>Group commit: callers queue their work; whoever holds the writer runs every queued work (up to {@link
      * #MAX_BATCH}) in one SQLite transaction, each inside its own savepoint, commits once, and hands every caller its
-     * result. A work that throws is rolled back to its savepoint alone and its caller gets the exception; the others
+     * result, waking each one (callers that find the writer busy wait parked, not in line for the lock, so that the
+     * writer never waits for a woken caller to pass it on). A work that throws is rolled back to its savepoint alone and its caller gets the exception; the others
      * commit. Each caller still returns only after the commit that holds its writes, so durability is unchanged; under
      * concurrency many operations share one commit (and, with {@code synchronous=FULL}, one sync) instead of queueing
      * for one each. A work that calls {@code write} again joins the transaction it runs in.
@@ -148,15 +149,31 @@ public final class SqliteStore implements Store {
         if (writeLock.isHeldByCurrentThread()) {
             return work.apply(new Tx(writer, running, requestIds));
         }
-        Queued<T> mine = new Queued<>(work);
+        Queued<T> mine = new Queued<>(work, Thread.currentThread());
         queue.add(mine);
-        writeLock.lock();
-        try {
-            while (!mine.done) {
-                runBatch();
+        boolean interrupted = false;
+        while (!mine.done) {
+            if (writeLock.tryLock()) {
+                try {
+                    while (!mine.done) {
+                        runBatch();
+                    }
+                } finally {
+                    writeLock.unlock();
+                    // A write queued after this leader's last batch waits parked: wake the first so that it leads.
+                    Queued<?> next = queue.peek();
+                    if (next != null) {
+                        LockSupport.unpark(next.caller);
+                    }
+                }
+            } else {
+                // The leader completes this work and wakes its caller, or wakes it to lead once it is done.
+                LockSupport.park(this);
+                interrupted |= Thread.interrupted();
             }
-        } finally {
-            writeLock.unlock();
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
         return mine.outcome();
     }
@@ -293,20 +310,22 @@ public final class SqliteStore implements Store {
     }
 
     /**
-     * One caller's work in the group-commit queue. Its fields are written by the thread running the batch and read by
-     * the caller, both holding the write lock.
+     * One caller's work in the group-commit queue. Its fields are written by the thread running the batch, holding the
+     * write lock, before it sets {@code done}; the caller reads them after it has seen {@code done}.
      */
     private static final class Queued<T> {
         private final Function<StoreTransaction, T> work;
+        private final Thread caller;
         private T result;
         private RuntimeException failure;
         private Throwable batchFailure;
-        private boolean done;
+        private volatile boolean done;
         /** What the work changed in sandbox rows, if it did not fail. */
         private List<CommittedRows.Change> changes = List.of();
 
-        Queued(Function<StoreTransaction, T> work) {
+        Queued(Function<StoreTransaction, T> work, Thread caller) {
             this.work = work;
+            this.caller = caller;
         }
 
         /** Runs the work in the open transaction; a failure of its own is rolled back to its savepoint. */
@@ -343,11 +362,19 @@ public final class SqliteStore implements Store {
 
         void complete() {
             done = true;
+            wake();
         }
 
         void fail(Throwable cause) {
             batchFailure = cause;
             done = true;
+            wake();
+        }
+
+        private void wake() {
+            if (caller != Thread.currentThread()) {
+                LockSupport.unpark(caller);
+            }
         }
 
         T outcome() {

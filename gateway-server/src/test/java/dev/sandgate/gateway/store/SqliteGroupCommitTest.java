@@ -80,6 +80,35 @@ class SqliteGroupCommitTest {
     }
 
     @Test
+    void moreQueuedWritesThanOneBatchHoldsAreCommittedInSeveralBatchesAndNoCallerIsLeftWaiting() throws Exception {
+        var holding = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        Future<?> holder = holdWriter(holding, release);
+        assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+        long before = store.commits();
+
+        int count = 150; // more than two batches of 64
+        List<Future<String>> writes = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            String name = "many-" + i;
+            writes.add(threads.submit(() -> store.write(
+                    tx -> tx.insertSandbox(StoreRecords.sandbox(name)).name())));
+        }
+        awaitQueued(count);
+        release.countDown();
+        holder.get(30, TimeUnit.SECONDS);
+
+        for (int i = 0; i < count; i++) {
+            assertThat(writes.get(i).get(30, TimeUnit.SECONDS)).isEqualTo("many-" + i);
+        }
+        assertThat(store.commits() - before)
+                .as("the holder's commit, then at least three batches for 150 queued writes")
+                .isGreaterThanOrEqualTo(4);
+        List<SandboxRecord> stored = store.read(tx -> tx.listSandboxes(SandboxFilter.ALL, Optional.empty(), 1000));
+        assertThat(stored).hasSize(count + 1);
+    }
+
+    @Test
     void aFailingWriteInABatchIsRolledBackAloneAndItsCallerGetsTheException() throws Exception {
         store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("taken")));
         var holding = new CountDownLatch(1);
