@@ -3,8 +3,6 @@ package dev.sandgate.driver.reference;
 import static java.util.Objects.requireNonNull;
 
 import java.io.IOException;
-import java.io.Reader;
-import java.io.StringReader;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +25,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
@@ -109,25 +106,25 @@ public final class DirectoryBackend {
     /** The resource stored under {@code key}, if any. */
     public Optional<StoredResource> read(String gatewayId, String key) {
         Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
-        Properties properties = new Properties();
+        Map<String, String> properties;
         try {
-            properties.load(readText(file));
+            properties = PropertiesText.parse(readText(file));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file, e);
         }
-        String backendId = properties.getProperty(BACKEND_ID);
-        String state = properties.getProperty(STATE);
+        String backendId = properties.get(BACKEND_ID);
+        String state = properties.get(STATE);
         if (backendId == null || state == null) {
             throw new IllegalStateException(file + " lacks " + BACKEND_ID + " or " + STATE);
         }
         var labels = new TreeMap<String, String>();
-        for (String name : properties.stringPropertyNames()) {
+        properties.forEach((name, value) -> {
             if (name.startsWith(LABEL_PREFIX)) {
-                labels.put(name.substring(LABEL_PREFIX.length()), properties.getProperty(name));
+                labels.put(name.substring(LABEL_PREFIX.length()), value);
             }
-        }
+        });
         return Optional.of(new StoredResource(gatewayId, key, backendId, StoredResource.State.valueOf(state), labels));
     }
 
@@ -281,17 +278,13 @@ public final class DirectoryBackend {
     /** The stored spec of a resource; empty if there is none. */
     public Map<String, String> readSpec(String gatewayId, String key) {
         Path file = resourceFolder(gatewayId, key).resolve(SPEC_FILE);
-        Properties properties = new Properties();
         try {
-            properties.load(readText(file));
+            return new TreeMap<>(PropertiesText.parse(readText(file)));
         } catch (NoSuchFileException e) {
             return Map.of();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file, e);
         }
-        var spec = new TreeMap<String, String>();
-        properties.stringPropertyNames().forEach(name -> spec.put(name, properties.getProperty(name)));
-        return spec;
     }
 
     /**
@@ -416,13 +409,20 @@ public final class DirectoryBackend {
     /**
      * The text of a small file in one read (strict UTF-8: malformed input fails as it does for a buffered reader).
      * Records are read on every lifecycle call and by every watch scan; a buffered reader allocates 16 KiB of buffers
-     * and asks the file for its available bytes on every fill.
+     * and asks the file for its available bytes on every fill. The records written here are ASCII, which needs no
+     * decoding.
      */
-    private static Reader readText(Path file) throws IOException {
-        return new StringReader(StandardCharsets.UTF_8
-                .newDecoder()
-                .decode(ByteBuffer.wrap(Files.readAllBytes(file)))
-                .toString());
+    private static String readText(Path file) throws IOException {
+        byte[] bytes = Files.readAllBytes(file);
+        for (byte b : bytes) {
+            if (b < 0) {
+                return StandardCharsets.UTF_8
+                        .newDecoder()
+                        .decode(ByteBuffer.wrap(bytes))
+                        .toString();
+            }
+        }
+        return new String(bytes, StandardCharsets.ISO_8859_1);
     }
 
     private static boolean supportsPosix(Path file) {
