@@ -14,11 +14,13 @@ import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -70,6 +72,12 @@ public final class SqliteStore implements Store {
     private WalCheckpointer checkpointer;
     private final DecodedColumns decoded = new DecodedColumns();
     private final CommittedRows committed = new CommittedRows();
+    /**
+     * The sandboxes the open write transaction has written (or tried to), kept by the writer: any other sandbox reads
+     * in that transaction as last committed, so {@link #committed} answers for it.
+     */
+    private final Set<String> touched = new HashSet<>();
+
     private final RequestIds requestIds;
     /** The changes of the work the writer runs now; written and read holding the write lock. */
     private List<CommittedRows.Change> running;
@@ -147,7 +155,7 @@ public final class SqliteStore implements Store {
     public <T> T write(Function<StoreTransaction, T> work) {
         requireNonNull(work, "work is null");
         if (writeLock.isHeldByCurrentThread()) {
-            return work.apply(new Tx(writer, running, requestIds));
+            return work.apply(new Tx(writer, running, requestIds, committed, touched));
         }
         Queued<T> mine = new Queued<>(work, Thread.currentThread());
         queue.add(mine);
@@ -193,6 +201,7 @@ public final class SqliteStore implements Store {
         boolean alone = batch.size() == 1;
         for (int attempt = 1; ; attempt++) {
             Throwable batchFailure;
+            touched.clear();
             try {
                 for (Queued<?> queued : batch) {
                     queued.runIn(this, alone);
@@ -336,7 +345,7 @@ public final class SqliteStore implements Store {
             List<CommittedRows.Change> mine = new ArrayList<>();
             store.running = mine;
             try {
-                result = work.apply(new Tx(store.writer, mine, store.requestIds));
+                result = work.apply(new Tx(store.writer, mine, store.requestIds, store.committed, store.touched));
                 changes = mine;
             } catch (RuntimeException e) {
                 if (isBusy(e)) {
@@ -411,7 +420,7 @@ public final class SqliteStore implements Store {
             throw new StoreException("interrupted while waiting for a store connection", e);
         }
         try {
-            return work.apply(new Tx(reader, null, null));
+            return work.apply(new Tx(reader, null, null, null, null));
         } finally {
             rollback(reader);
             readers.add(reader);
@@ -489,11 +498,28 @@ public final class SqliteStore implements Store {
         private final List<CommittedRows.Change> changes;
         /** The filter a write transaction adds the request ids it inserts to; null in a read-only one. */
         private final RequestIds requestIds;
+        /** In a write transaction, the last committed rows, and the sandboxes the transaction wrote; else null. */
+        private final CommittedRows committed;
 
-        Tx(Db db, List<CommittedRows.Change> changes, RequestIds requestIds) {
+        private final Set<String> touched;
+
+        Tx(
+                Db db,
+                List<CommittedRows.Change> changes,
+                RequestIds requestIds,
+                CommittedRows committed,
+                Set<String> touched) {
             this.db = db;
             this.changes = changes;
             this.requestIds = requestIds;
+            this.committed = committed;
+            this.touched = touched;
+        }
+
+        /** Before a write to a sandbox's row: from now on the transaction reads that row from the database. */
+        private void touch(String id) {
+            requireWritable();
+            touched.add(id);
         }
 
         private void requireWritable() {
@@ -502,8 +528,19 @@ public final class SqliteStore implements Store {
             }
         }
 
+        /**
+         * The sandbox as this transaction sees it. In a write transaction a sandbox it has not written is as last
+         * committed, which {@link CommittedRows} holds for recently used sandboxes: the single writer is running this
+         * transaction, so no commit changes it meanwhile.
+         */
         @Override
         public Optional<SandboxRecord> sandbox(String id) {
+            if (committed != null && !touched.contains(id)) {
+                SandboxRecord known = committed.get(id);
+                if (known != null) {
+                    return Optional.of(known);
+                }
+            }
             return one(SELECT_SANDBOX, List.of(id));
         }
 
@@ -535,7 +572,7 @@ public final class SqliteStore implements Store {
 
         @Override
         public SandboxRecord insertSandbox(SandboxRecord s) {
-            requireWritable();
+            touch(s.id());
             SandboxRecord inserted = s.toBuilder().resourceVersion(1).build();
             String specJson = StoreJson.spec(s.spec());
             String labelsJson = StoreJson.labels(s.labels());
@@ -595,7 +632,7 @@ public final class SqliteStore implements Store {
 
         @Override
         public SandboxRecord updateSandbox(SandboxRecord s) {
-            requireWritable();
+            touch(s.id());
             long next = s.resourceVersion() + 1;
             Optional<PendingTransition> p = s.pending();
             String conditionsJson = StoreJson.conditions(s.conditions());
@@ -637,7 +674,7 @@ public final class SqliteStore implements Store {
 
         @Override
         public void deleteSandbox(String id, long expectedVersion) {
-            requireWritable();
+            touch(id);
             try {
                 PreparedStatement statement = db.prepare(DELETE_SANDBOX);
                 bind(statement, List.of(id, expectedVersion));

@@ -138,6 +138,57 @@ class CommittedRowsTest {
     }
 
     @Test
+    void aWriteTransactionReadsASandboxItHasNotWrittenAsLastCommitted() {
+        SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("untouched")));
+
+        Optional<SandboxRecord> seen = store.write(tx -> tx.sandbox(row.id()));
+
+        assertThat(seen).isEqualTo(stored(row.id())).isPresent();
+    }
+
+    @Test
+    void aWriteTransactionSeesItsOwnChangesToASandbox() {
+        SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("own-changes")));
+        assertThat(store.sandbox(row.id())).isPresent(); // kept in memory
+
+        List<Optional<SandboxRecord>> seen = store.write(tx -> {
+            Optional<SandboxRecord> before = tx.sandbox(row.id());
+            SandboxRecord updated = tx.updateSandbox(
+                    row.toBuilder().phase(SandboxPhase.STOPPING).build());
+            Optional<SandboxRecord> afterUpdate = tx.sandbox(row.id());
+            tx.deleteSandbox(row.id(), updated.resourceVersion());
+            return List.of(before, afterUpdate, tx.sandbox(row.id()));
+        });
+
+        assertThat(seen.get(0).orElseThrow().phase()).isEqualTo(SandboxPhase.READY);
+        assertThat(seen.get(1).orElseThrow().phase()).isEqualTo(SandboxPhase.STOPPING);
+        assertThat(seen.get(1).orElseThrow().resourceVersion()).isEqualTo(2);
+        assertThat(seen.get(2)).isEmpty();
+    }
+
+    @Test
+    void aWriteInABatchSeesWhatTheWritesBeforeItInTheSameBatchChanged() throws Exception {
+        SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("batched")));
+        assertThat(store.sandbox(row.id())).isPresent(); // kept in memory
+        var holding = new CountDownLatch(1);
+        var release = new CountDownLatch(1);
+        Future<?> holder = StoreRecords.holdWriter(store, threads, tx -> {}, holding, release);
+        assertThat(holding.await(30, TimeUnit.SECONDS)).isTrue();
+
+        Future<SandboxRecord> stop = threads.submit(() -> store.write(tx ->
+                tx.updateSandbox(row.toBuilder().phase(SandboxPhase.STOPPED).build())));
+        awaitQueued(1);
+        Future<Optional<SandboxRecord>> look = threads.submit(() -> store.write(tx -> tx.sandbox(row.id())));
+        awaitQueued(2);
+        release.countDown();
+        holder.get(30, TimeUnit.SECONDS);
+
+        stop.get(30, TimeUnit.SECONDS);
+        assertThat(look.get(30, TimeUnit.SECONDS).orElseThrow().phase()).isEqualTo(SandboxPhase.STOPPED);
+        assertThat(store.sandbox(row.id())).isEqualTo(stored(row.id()));
+    }
+
+    @Test
     void aRowReadFromTheDatabaseIsKeptForTheNextLookUp() {
         SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("reopened")));
         store.close();
