@@ -56,7 +56,6 @@ import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
@@ -316,19 +315,20 @@ public final class ApiMapper {
         Message withoutId = request.toBuilder()
                 .clearField(request.getDescriptorForType().findFieldByName("request_id"))
                 .build();
-        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        // The method's name, a line break, then the request without its id, deterministically serialized (map
+        // entries in key order), written straight into the array that is hashed.
+        byte[] methodBytes = (method + "\n").getBytes(StandardCharsets.UTF_8);
+        int size = withoutId.getSerializedSize();
+        byte[] all = new byte[methodBytes.length + size];
+        System.arraycopy(methodBytes, 0, all, 0, methodBytes.length);
         try {
-            CodedOutputStream out = CodedOutputStream.newInstance(bytes);
+            CodedOutputStream out = CodedOutputStream.newInstance(all, methodBytes.length, size);
             out.useDeterministicSerialization();
             withoutId.writeTo(out);
-            out.flush();
+            out.checkNoSpaceLeft();
         } catch (IOException e) {
             throw new IllegalStateException("writing to memory failed", e);
         }
-        byte[] methodBytes = (method + "\n").getBytes(StandardCharsets.UTF_8);
-        byte[] all = new byte[methodBytes.length + bytes.size()];
-        System.arraycopy(methodBytes, 0, all, 0, methodBytes.length);
-        System.arraycopy(bytes.toByteArray(), 0, all, methodBytes.length, bytes.size());
         return new Commands.RequestMeta(id, "sha256:" + HexFormat.of().formatHex(sha256(all)));
     }
 
