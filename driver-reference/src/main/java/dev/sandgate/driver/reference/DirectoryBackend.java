@@ -103,6 +103,14 @@ public final class DirectoryBackend {
         return locks(gatewayId).locked(key, action);
     }
 
+    /**
+     * Whether a record is stored under {@code key}: one stat, without the exception that {@link #read} of an absent
+     * record costs. The answer may be out of date by the time it is used unless the caller holds the key's lock.
+     */
+    public boolean exists(String gatewayId, String key) {
+        return Files.exists(recordFile(gatewayId, key));
+    }
+
     /** The resource stored under {@code key}, if any. */
     public Optional<StoredResource> read(String gatewayId, String key) {
         Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);

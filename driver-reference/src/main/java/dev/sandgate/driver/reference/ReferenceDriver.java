@@ -89,7 +89,9 @@ final class ReferenceDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         validate(spec, launch);
         return boundary(() -> backend.locked(gatewayId, ref.id(), () -> {
-            Optional<StoredResource> existing = backend.read(gatewayId, ref.id());
+            // Nearly every create finds nothing: asking first spares the failed open its exception.
+            Optional<StoredResource> existing =
+                    backend.exists(gatewayId, ref.id()) ? backend.read(gatewayId, ref.id()) : Optional.empty();
             if (existing.isPresent()) {
                 StoredResource resource = verified(ref, existing.get());
                 long generation = generation(resource);

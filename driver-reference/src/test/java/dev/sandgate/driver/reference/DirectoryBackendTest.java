@@ -49,6 +49,19 @@ class DirectoryBackendTest {
     }
 
     @Test
+    void aRecordExistsFromItsInsertUntilItsRemoval() {
+        var backend = new DirectoryBackend(root);
+        assertThat(backend.exists(GATEWAY, "one")).isFalse();
+
+        insert(backend, resource("one"), Map.of());
+        assertThat(backend.exists(GATEWAY, "one")).isTrue();
+        assertThat(backend.exists(GATEWAY, "two")).isFalse();
+
+        backend.locked(GATEWAY, "one", () -> backend.remove(GATEWAY, "one"));
+        assertThat(backend.exists(GATEWAY, "one")).isFalse();
+    }
+
+    @Test
     void writesRequireTheKeysLock() {
         var backend = new DirectoryBackend(root);
 
