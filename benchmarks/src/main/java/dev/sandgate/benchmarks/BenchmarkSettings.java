@@ -27,6 +27,7 @@ import java.util.Optional;
  * @param driverDirectory where the reference driver keeps its sandboxes; empty: a temporary folder in shared memory
  *     ({@code /dev/shm}) when there is one, else next to the store
  * @param output where the markdown report is also written, if anywhere
+ * @param trace where each paced phase's calls are written, one CSV file per operation, if anywhere
  */
 record BenchmarkSettings(
         List<Integer> clientCounts,
@@ -38,11 +39,12 @@ record BenchmarkSettings(
         Duration referenceWatchInterval,
         double pacedRate,
         Optional<Path> driverDirectory,
-        Optional<Path> output) {
+        Optional<Path> output,
+        Optional<Path> trace) {
     static final String USAGE = """
             Usage: GatewayBenchmark [--smoke] [--clients 1,16,64] [--calls N] [--stored N] [--warmup N]
                                     [--phase-limit 60s] [--synchronous NORMAL|FULL] [--watch-interval 1000ms]
-                                    [--rate 2000] [--driver-dir DIR] [--output FILE]
+                                    [--rate 2000] [--driver-dir DIR] [--output FILE] [--trace DIR]
               --smoke        a short run (under a minute) with small counts: CI runs it so that the tool cannot rot
               --clients      concurrency levels (default 1,16,64)
               --calls        calls of each operation per level (default 3000)
@@ -57,6 +59,8 @@ record BenchmarkSettings(
               --driver-dir   the reference driver's directory (default: a temporary folder in /dev/shm when it
                              exists, else next to the store; the store is always in the temporary directory)
               --output       also write the markdown report to FILE
+              --trace        write each paced phase's calls to DIR/paced-<operation>.csv: when each was due
+                             and its latency, with the phase's start as JVM uptime (to line up with a GC log)
             """;
 
     static final BenchmarkSettings FULL = new BenchmarkSettings(
@@ -68,6 +72,7 @@ record BenchmarkSettings(
             "NORMAL",
             Duration.ofSeconds(1),
             2000,
+            Optional.empty(),
             Optional.empty(),
             Optional.empty());
 
@@ -81,6 +86,7 @@ record BenchmarkSettings(
             Duration.ofSeconds(1),
             200,
             Optional.empty(),
+            Optional.empty(),
             Optional.empty());
 
     BenchmarkSettings {
@@ -90,6 +96,7 @@ record BenchmarkSettings(
         requireNonNull(referenceWatchInterval, "referenceWatchInterval is null");
         requireNonNull(driverDirectory, "driverDirectory is null");
         requireNonNull(output, "output is null");
+        requireNonNull(trace, "trace is null");
         if (!(pacedRate >= 0) || pacedRate > 1_000_000) {
             throw new IllegalArgumentException("--rate must be between 0 and 1000000 calls per second");
         }
@@ -121,6 +128,7 @@ record BenchmarkSettings(
         double rate = settings.pacedRate;
         Optional<Path> driverDirectory = settings.driverDirectory;
         Optional<Path> output = Optional.empty();
+        Optional<Path> trace = Optional.empty();
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
             if (option.equals("--smoke")) {
@@ -148,10 +156,21 @@ record BenchmarkSettings(
                 case "--rate" -> rate = Double.parseDouble(value);
                 case "--driver-dir" -> driverDirectory = Optional.of(Path.of(value));
                 case "--output" -> output = Optional.of(Path.of(value));
+                case "--trace" -> trace = Optional.of(Path.of(value));
                 default -> throw new IllegalArgumentException("unknown option: " + option);
             }
         }
         return new BenchmarkSettings(
-                clients, calls, limit, stored, warmup, synchronous, watchInterval, rate, driverDirectory, output);
+                clients,
+                calls,
+                limit,
+                stored,
+                warmup,
+                synchronous,
+                watchInterval,
+                rate,
+                driverDirectory,
+                output,
+                trace);
     }
 }

@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -40,7 +41,13 @@ final class ClosedLoop {
      *     clients together; -1 where the JVM cannot tell
      */
     record Outcome(
-            Latencies latencies, int[] completed, long errors, String firstError, long elapsedNanos, long cpuNanos) {
+            Latencies latencies,
+            int[] completed,
+            long errors,
+            String firstError,
+            long elapsedNanos,
+            long cpuNanos,
+            Optional<Timeline> timeline) {
         double throughputPerSecond() {
             return latencies.count() / (elapsedNanos / 1e9);
         }
@@ -51,6 +58,14 @@ final class ClosedLoop {
             return cpuNanos < 0 || calls == 0 ? Double.NaN : cpuNanos / 1e6 / calls;
         }
     }
+
+    /**
+     * Every successful call of a paced phase in the order made by each client: when it was due, counted from the
+     * phase's start, and its latency, both in nanoseconds.
+     *
+     * @param startUptimeMillis when the phase started, as the JVM's uptime (which {@code -Xlog:gc:...:uptime} prints)
+     */
+    record Timeline(long startUptimeMillis, long[] dueNanos, long[] latencyNanos) {}
 
     /** The CPU time this process has used so far, in nanoseconds; -1 if the JVM cannot tell. */
     static long processCpuNanos() {
@@ -79,6 +94,7 @@ final class ClosedLoop {
         CountDownLatch ready = new CountDownLatch(clients);
         CountDownLatch go = new CountDownLatch(1);
         long[][] samples = new long[clients][callsPerClient];
+        long[][] due = new long[clients][rate > 0 ? callsPerClient : 0];
         int[] completed = new int[clients];
         long[] errors = new long[clients];
         AtomicReference<String> firstError = new AtomicReference<>();
@@ -102,7 +118,11 @@ final class ClosedLoop {
                     }
                     try {
                         call.run(client, index);
-                        samples[client][index - (int) errors[client]] = System.nanoTime() - start;
+                        int at = index - (int) errors[client];
+                        samples[client][at] = System.nanoTime() - start;
+                        if (rate > 0) {
+                            due[client][at] = start - window[0];
+                        }
                     } catch (Exception e) {
                         errors[client]++;
                         firstError.compareAndSet(null, e.toString());
@@ -114,6 +134,7 @@ final class ClosedLoop {
         ready.await();
         long cpuBefore = processCpuNanos();
         window[0] = System.nanoTime();
+        long startUptime = ManagementFactory.getRuntimeMXBean().getUptime();
         go.countDown();
         for (Thread thread : threads) {
             thread.join();
@@ -128,13 +149,19 @@ final class ClosedLoop {
             failed += errors[c];
         }
         long[] all = new long[successes];
+        long[] allDue = new long[rate > 0 ? successes : 0];
         int at = 0;
         for (int c = 0; c < clients; c++) {
             int ok = completed[c] - (int) errors[c];
             System.arraycopy(samples[c], 0, all, at, ok);
+            if (rate > 0) {
+                System.arraycopy(due[c], 0, allDue, at, ok);
+            }
             at += ok;
         }
-        return new Outcome(new Latencies(all), completed, failed, firstError.get(), elapsed, cpu);
+        Optional<Timeline> timeline =
+                rate > 0 ? Optional.of(new Timeline(startUptime, allDue, all.clone())) : Optional.empty();
+        return new Outcome(new Latencies(all), completed, failed, firstError.get(), elapsed, cpu, timeline);
     }
 
     private static void awaitQuietly(CountDownLatch latch) {

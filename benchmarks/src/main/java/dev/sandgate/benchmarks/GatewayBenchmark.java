@@ -8,6 +8,7 @@ import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.stub.ClientCalls;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
@@ -19,6 +20,8 @@ import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -175,6 +178,12 @@ public final class GatewayBenchmark {
                 List<ClosedLoop.Outcome> pacedPhases = paced.runAll();
                 for (int p = 0; p < pacedPhases.size(); p++) {
                     rows.add(row(clients, Report.paced(names[p], settings.pacedRate()), pacedPhases.get(p), pacedNoop));
+                }
+                if (settings.trace().isPresent()) {
+                    writeTrace(settings.trace().get(), "no-op", pacedNoop);
+                    for (int p = 0; p < pacedPhases.size(); p++) {
+                        writeTrace(settings.trace().get(), names[p], pacedPhases.get(p));
+                    }
                 }
                 rows.add(row(
                         clients, Report.paced(Report.LIFECYCLE, settings.pacedRate()), merge(pacedPhases), pacedNoop));
@@ -337,7 +346,36 @@ public final class GatewayBenchmark {
             System.arraycopy(samples, 0, all, at, samples.length);
             at += samples.length;
         }
-        return new ClosedLoop.Outcome(new Latencies(all), new int[0], errors, firstError, elapsed, cpu);
+        return new ClosedLoop.Outcome(
+                new Latencies(all), new int[0], errors, firstError, elapsed, cpu, Optional.empty());
+    }
+
+    /**
+     * Writes a paced phase's calls to {@code folder/paced-<operation>.csv}, in the order they were due: when each was
+     * due after the phase's start and its latency, in milliseconds. The header gives the phase's start as the JVM's
+     * uptime, so that slow calls can be lined up with a GC log ({@code -Xlog:gc:file=...:uptime}).
+     */
+    private static void writeTrace(Path folder, String operation, ClosedLoop.Outcome outcome) {
+        ClosedLoop.Timeline timeline = outcome.timeline().orElseThrow();
+        Integer[] order = new Integer[timeline.dueNanos().length];
+        for (int i = 0; i < order.length; i++) {
+            order[i] = i;
+        }
+        java.util.Arrays.sort(order, java.util.Comparator.comparingLong(i -> timeline.dueNanos()[i]));
+        var text = new StringBuilder("# paced phase of " + operation + ", started at JVM uptime "
+                + timeline.startUptimeMillis() + " ms\ndue_ms,latency_ms\n");
+        for (int i : order) {
+            text.append(String.format(
+                    Locale.ROOT, "%.3f,%.3f%n", timeline.dueNanos()[i] / 1e6, timeline.latencyNanos()[i] / 1e6));
+        }
+        Path file = folder.resolve("paced-" + operation + ".csv");
+        try {
+            Files.createDirectories(folder);
+            Files.writeString(file, text, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+        progress("wrote " + file);
     }
 
     private static void requireNoErrors(String what, ClosedLoop.Outcome outcome) {

@@ -26,6 +26,12 @@ class BenchmarkSettingsTest {
     }
 
     @Test
+    void aTraceFolderIsOptional() {
+        assertThat(BenchmarkSettings.parse().trace()).isEmpty();
+        assertThat(BenchmarkSettings.parse("--trace", "traces").trace()).contains(java.nio.file.Path.of("traces"));
+    }
+
+    @Test
     void callsAreSplitBetweenClientsRoundingUp() {
         BenchmarkSettings settings = BenchmarkSettings.parse("--calls", "100");
 

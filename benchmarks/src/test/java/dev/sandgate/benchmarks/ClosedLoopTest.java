@@ -63,6 +63,26 @@ class ClosedLoopTest {
     }
 
     @Test
+    void aPacedPhaseRecordsWhenEachCallWasDueWithItsLatency() throws InterruptedException {
+        // Two clients share 100 calls/s: call g (counting across clients) is due at g * 10 ms.
+        ClosedLoop.Outcome outcome = ClosedLoop.paced(2, 3, Duration.ofMinutes(1), 100, (client, index) -> {});
+
+        ClosedLoop.Timeline timeline = outcome.timeline().orElseThrow();
+        assertThat(java.util.Arrays.stream(timeline.dueNanos())
+                        .map(nanos -> Math.round(nanos / 1e6))
+                        .sorted())
+                .containsExactly(0L, 10L, 20L, 30L, 40L, 50L);
+        assertThat(timeline.latencyNanos()).hasSize(6);
+        assertThat(java.util.Arrays.stream(timeline.latencyNanos()).min().orElseThrow())
+                .isPositive();
+        assertThat(timeline.startUptimeMillis()).isPositive();
+        assertThat(ClosedLoop.run(1, 1, Duration.ofMinutes(1), (client, index) -> {})
+                        .timeline())
+                .as("a closed loop has no schedule")
+                .isEmpty();
+    }
+
+    @Test
     void pacedCallsAreNotSentBeforeTheyAreDue() throws InterruptedException {
         // Two clients share 50 calls/s: calls are due every 20 ms, so ten of them take at least 180 ms.
         ClosedLoop.Outcome outcome = ClosedLoop.paced(2, 5, Duration.ofMinutes(1), 50, (client, index) -> {});

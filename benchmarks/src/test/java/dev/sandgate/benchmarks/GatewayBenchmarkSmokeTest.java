@@ -3,16 +3,22 @@ package dev.sandgate.benchmarks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** CI runs the tool in its smoke mode so that it cannot rot. Asserts that it measured everything, never how fast. */
 class GatewayBenchmarkSmokeTest {
+    @TempDir
+    Path traces;
+
     @Test
     void smokeRunMeasuresEveryOperationAtEveryClientCountWithoutErrors() throws Exception {
-        BenchmarkSettings settings = BenchmarkSettings.parse("--smoke");
+        BenchmarkSettings settings = BenchmarkSettings.parse("--smoke", "--trace", traces.toString());
 
         Report report = GatewayBenchmark.run(settings);
 
@@ -45,5 +51,11 @@ class GatewayBenchmarkSmokeTest {
                         "| 64 | delete, paced 200/s |",
                         "synchronous=NORMAL",
                         "stored sandboxes while measuring: 200");
+        for (String operation : List.of("no-op", "create", "stop", "start", "delete")) {
+            List<String> lines = Files.readAllLines(traces.resolve("paced-" + operation + ".csv"));
+            assertThat(lines.get(0)).startsWith("# paced phase of " + operation + ", started at JVM uptime ");
+            assertThat(lines.get(1)).isEqualTo("due_ms,latency_ms");
+            assertThat(lines).as("a line per call").hasSize(2 + BenchmarkSettings.SMOKE.callsPerPhase());
+        }
     }
 }
