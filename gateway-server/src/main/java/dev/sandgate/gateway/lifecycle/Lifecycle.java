@@ -1057,20 +1057,24 @@ public final class Lifecycle implements AutoCloseable {
 
     /** Under the sandbox's lock: the start plan of the sandbox as stored, after finishing a pending transition. */
     private StartPlan planStart(String sandboxId, Commands.Target target) {
-        return settled(
-                sandboxId,
-                () -> store.read(tx -> {
-                    SandboxRecord row = tx.sandbox(sandboxId).orElseThrow(() -> notFound(target));
-                    if (row.pending().isPresent()) {
-                        return new Unsettled(row);
-                    }
-                    if (isRunning(row)) {
-                        return new StartPlan(row, Optional.empty());
-                    }
-                    // LIVE launches the admitted revision; FROZEN always its creation snapshot.
-                    long revision = row.policyMode() == PolicyMode.FROZEN ? 1 : row.admittedRevision();
-                    return new StartPlan(row, Optional.of(revision(tx, row.id(), revision)));
-                }));
+        // The row as last committed (the caller holds the sandbox's lock; the launch's commit compares its version),
+        // and the revision it admits, which never changes once admitted: both may come from the store's memory.
+        return settled(sandboxId, () -> {
+            SandboxRecord row = store.sandbox(sandboxId).orElseThrow(() -> notFound(target));
+            if (row.pending().isPresent()) {
+                return new Unsettled(row);
+            }
+            if (isRunning(row)) {
+                return new StartPlan(row, Optional.empty());
+            }
+            // LIVE launches the admitted revision; FROZEN always its creation snapshot.
+            long revision = row.policyMode() == PolicyMode.FROZEN ? 1 : row.admittedRevision();
+            return new StartPlan(
+                    row,
+                    Optional.of(store.policyRevision(row.id(), revision)
+                            .orElseThrow(() -> new IllegalStateException(
+                                    "policy revision " + revision + " of " + row.id() + " is missing"))));
+        });
     }
 
     private void scheduleRetry(String sandboxId) {

@@ -23,6 +23,7 @@ import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
@@ -77,10 +78,18 @@ public final class SqliteStore implements Store {
      * in that transaction as last committed, so {@link #committed} answers for it.
      */
     private final Set<String> touched = new HashSet<>();
+    /** Admitted policy revisions, which never change: those committed or read lately, up to MAX_REVISIONS. */
+    private final ConcurrentHashMap<RevisionKey, PolicyRevisionRecord> revisions = new ConcurrentHashMap<>();
+
+    static final int MAX_REVISIONS = 20_000;
+
+    private record RevisionKey(String sandboxId, long revision) {}
 
     private final RequestIds requestIds;
     /** The changes of the work the writer runs now; written and read holding the write lock. */
     private List<CommittedRows.Change> running;
+    /** The policy revisions the running work inserted, for a nested write; only the lock holder uses it. */
+    private List<PolicyRevisionRecord> runningRevisions;
 
     public SqliteStore(Path file, Synchronous synchronous) {
         this(file, synchronous, RequestIds.MIN_EXPECTED);
@@ -155,7 +164,7 @@ public final class SqliteStore implements Store {
     public <T> T write(Function<StoreTransaction, T> work) {
         requireNonNull(work, "work is null");
         if (writeLock.isHeldByCurrentThread()) {
-            return work.apply(new Tx(writer, running, requestIds, committed, touched));
+            return work.apply(new Tx(writer, running, requestIds, committed, touched, runningRevisions));
         }
         Queued<T> mine = new Queued<>(work, Thread.currentThread());
         queue.add(mine);
@@ -213,6 +222,7 @@ public final class SqliteStore implements Store {
                     commits = commits + 1; // only the lock holder writes it
                     checkpointer.committed(commits);
                     committed.apply(changesOf(batch));
+                    batch.forEach(queued -> queued.revisions.forEach(this::keepRevision));
                 }
                 batch.forEach(Queued::complete);
                 return;
@@ -256,6 +266,35 @@ public final class SqliteStore implements Store {
         } catch (SQLException e) {
             log.warn("cannot end the read of the request ids: {}", e.toString());
         }
+    }
+
+    /** A committed policy revision, from memory when it is there; otherwise read, and kept (revisions never change). */
+    @Override
+    public Optional<PolicyRevisionRecord> policyRevision(String sandboxId, long revision) {
+        requireNonNull(sandboxId, "sandboxId is null");
+        PolicyRevisionRecord known = revisions.get(new RevisionKey(sandboxId, revision));
+        if (known != null) {
+            return Optional.of(known);
+        }
+        Optional<PolicyRevisionRecord> read = read(tx -> tx.policyRevision(sandboxId, revision));
+        read.ifPresent(this::keepRevision);
+        return read;
+    }
+
+    /** Keeps a revision that is committed: read from the database, or inserted by a commit that succeeded. */
+    private void keepRevision(PolicyRevisionRecord r) {
+        if (revisions.size() >= MAX_REVISIONS) {
+            revisions.clear();
+        }
+        // As a read returns it: the admission time to the stored millisecond.
+        revisions.put(
+                new RevisionKey(r.sandboxId(), r.revision()),
+                new PolicyRevisionRecord(
+                        r.sandboxId(),
+                        r.revision(),
+                        r.digest(),
+                        r.document(),
+                        Instant.ofEpochMilli(r.admitTime().toEpochMilli())));
     }
 
     /** The request with this id, outside any transaction; a new id is known absent without reading the database. */
@@ -331,6 +370,8 @@ public final class SqliteStore implements Store {
         private volatile boolean done;
         /** What the work changed in sandbox rows, if it did not fail. */
         private List<CommittedRows.Change> changes = List.of();
+        /** The policy revisions the work inserted, if it did not fail. */
+        private List<PolicyRevisionRecord> revisions = List.of();
 
         Queued(Function<StoreTransaction, T> work, Thread caller) {
             this.work = work;
@@ -343,10 +384,14 @@ public final class SqliteStore implements Store {
                 store.control(SAVEPOINT);
             }
             List<CommittedRows.Change> mine = new ArrayList<>();
+            List<PolicyRevisionRecord> myRevisions = new ArrayList<>();
             store.running = mine;
+            store.runningRevisions = myRevisions;
             try {
-                result = work.apply(new Tx(store.writer, mine, store.requestIds, store.committed, store.touched));
+                result = work.apply(
+                        new Tx(store.writer, mine, store.requestIds, store.committed, store.touched, myRevisions));
                 changes = mine;
+                revisions = myRevisions;
             } catch (RuntimeException e) {
                 if (isBusy(e)) {
                     throw e; // the whole batch runs again
@@ -357,6 +402,7 @@ public final class SqliteStore implements Store {
                 }
             } finally {
                 store.running = null;
+                store.runningRevisions = null;
             }
             if (!alone) {
                 store.control(RELEASE_SAVEPOINT);
@@ -367,6 +413,7 @@ public final class SqliteStore implements Store {
             result = null;
             failure = null;
             changes = List.of();
+            revisions = List.of();
         }
 
         void complete() {
@@ -420,7 +467,7 @@ public final class SqliteStore implements Store {
             throw new StoreException("interrupted while waiting for a store connection", e);
         }
         try {
-            return work.apply(new Tx(reader, null, null, null, null));
+            return work.apply(new Tx(reader, null, null, null, null, null));
         } finally {
             rollback(reader);
             readers.add(reader);
@@ -502,18 +549,22 @@ public final class SqliteStore implements Store {
         private final CommittedRows committed;
 
         private final Set<String> touched;
+        /** Where a write transaction records the policy revisions it inserts; null in a read-only one. */
+        private final List<PolicyRevisionRecord> revisionsAdded;
 
         Tx(
                 Db db,
                 List<CommittedRows.Change> changes,
                 RequestIds requestIds,
                 CommittedRows committed,
-                Set<String> touched) {
+                Set<String> touched,
+                List<PolicyRevisionRecord> revisionsAdded) {
             this.db = db;
             this.changes = changes;
             this.requestIds = requestIds;
             this.committed = committed;
             this.touched = touched;
+            this.revisionsAdded = revisionsAdded;
         }
 
         /** Before a write to a sandbox's row: from now on the transaction reads that row from the database. */
@@ -742,6 +793,7 @@ public final class SqliteStore implements Store {
                                 r.document(),
                                 r.admitTime().toEpochMilli()));
                 statement.executeUpdate();
+                revisionsAdded.add(r);
             } catch (SQLException e) {
                 throw new StoreException("inserting policy revision failed", e);
             }

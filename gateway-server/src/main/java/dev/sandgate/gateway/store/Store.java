@@ -37,6 +37,14 @@ public interface Store extends AutoCloseable {
         return read(tx -> tx.request(requestId));
     }
 
+    /**
+     * An admitted policy revision, outside any transaction: present if a {@link #write} that admitted it returned
+     * before this call. Revisions never change once admitted, so a store may answer from memory.
+     */
+    default Optional<PolicyRevisionRecord> policyRevision(String sandboxId, long revision) {
+        return read(tx -> tx.policyRevision(sandboxId, revision));
+    }
+
     @Override
     void close();
 }
