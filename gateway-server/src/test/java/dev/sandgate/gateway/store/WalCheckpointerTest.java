@@ -54,12 +54,12 @@ class WalCheckpointerTest {
     @Test
     void theLogIsCopiedBackInTheBackgroundAndNeverGrowsPastTheWritersLimit() throws Exception {
         // A commit of a sandbox row with its label and index pages appends about 29 KiB of log pages (measured: 4,000
-        // commits, 116 MB when nothing checkpoints), so 12,000 would append about 350 MB, more than the writer's limit.
+        // commits, 116 MB when nothing checkpoints), so 15,000 append about 450 MB, far more than the writer's limit.
         // The background thread copies the log back meanwhile; the log starts over once a write begins with
         // everything copied, or when the writer's own limit is reached.
         long limitBytes = WalCheckpointer.LOG_LIMIT_PAGES * 4096L;
         long databaseBytes = Files.size(dir.resolve("store.db"));
-        for (int burst = 0; burst < 60; burst++) {
+        for (int burst = 0; burst < 75; burst++) {
             long checkpoints = store.checkpoints();
             for (int i = 0; i < 200; i++) {
                 insert("burst-" + burst + "-" + i);
@@ -68,11 +68,13 @@ class WalCheckpointerTest {
         }
 
         long logBytes = Files.size(dir.resolve("store.db-wal"));
-        assertThat(logBytes).as("write-ahead log size").isLessThan(limitBytes + 8 * MIB);
+        // The writer's checkpoint cannot run while the background one does, so the log may pass the limit by what is
+        // appended meanwhile (measured: up to 10 MB); without the limit it would hold everything.
+        assertThat(logBytes).as("write-ahead log size").isLessThan(limitBytes + 48 * MIB);
         assertThat(Files.size(dir.resolve("store.db")))
                 .as("database file, with the rows copied into it")
                 .isGreaterThan(databaseBytes + 4 * MIB);
-        Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", "burst-59-199"));
+        Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", "burst-74-199"));
         assertThat(last).isPresent();
     }
 }
