@@ -466,8 +466,7 @@ public final class Lifecycle implements AutoCloseable {
                         updated.generation(),
                         outcome,
                         updated.admittedRevision());
-                PolicyRevisionRecord admitted =
-                        store.read(tx -> revision(tx, updated.id(), updated.admittedRevision()));
+                PolicyRevisionRecord admitted = committedRevision(updated.id(), updated.admittedRevision());
                 return new MutationReply(
                         outcome,
                         Optional.of(updated.id()),
@@ -1069,11 +1068,7 @@ public final class Lifecycle implements AutoCloseable {
             }
             // LIVE launches the admitted revision; FROZEN always its creation snapshot.
             long revision = row.policyMode() == PolicyMode.FROZEN ? 1 : row.admittedRevision();
-            return new StartPlan(
-                    row,
-                    Optional.of(store.policyRevision(row.id(), revision)
-                            .orElseThrow(() -> new IllegalStateException(
-                                    "policy revision " + revision + " of " + row.id() + " is missing"))));
+            return new StartPlan(row, Optional.of(committedRevision(row.id(), revision)));
         });
     }
 
@@ -1549,16 +1544,23 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     private LaunchInput launchInput(SandboxRecord row) {
-        PolicyRevisionRecord policy = store.read(tx -> revision(tx, row.id(), row.launchRevision()));
+        PolicyRevisionRecord policy = committedRevision(row.id(), row.launchRevision());
         return new LaunchInput(
                 row.generation(),
                 PolicyDocument.fromCanonical(policy.document()).toLaunchPolicy(policy.revision()));
     }
 
     private static PolicyRevisionRecord revision(StoreTransaction tx, String sandboxId, long revision) {
-        return tx.policyRevision(sandboxId, revision)
-                .orElseThrow(() ->
-                        new IllegalStateException("policy revision " + revision + " of " + sandboxId + " is missing"));
+        return tx.policyRevision(sandboxId, revision).orElseThrow(() -> missingRevision(sandboxId, revision));
+    }
+
+    /** A committed revision outside any transaction; revisions never change, so the store may answer from memory. */
+    private PolicyRevisionRecord committedRevision(String sandboxId, long revision) {
+        return store.policyRevision(sandboxId, revision).orElseThrow(() -> missingRevision(sandboxId, revision));
+    }
+
+    private static IllegalStateException missingRevision(String sandboxId, long revision) {
+        return new IllegalStateException("policy revision " + revision + " of " + sandboxId + " is missing");
     }
 
     /** Asks the driver to check a launch without touching its backend (so without a timeout or a thread hop). */
