@@ -140,15 +140,44 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
         return Duration.ofNanos(Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
     }
 
-    private static <T> void respond(StreamObserver<T> out, Supplier<T> work) {
+    /**
+     * Answers a unary call with what {@code work} returns or throws, unless the lifecycle answered it first because a
+     * driver call overran the driver timeout (see {@link Lifecycle#answering}).
+     */
+    private <T> void respond(StreamObserver<T> out, Supplier<T> work) {
+        Answer<T> answer = new Answer<>(out);
         T value;
         try {
-            value = work.get();
+            value = lifecycle.answering(answer::fail, work);
         } catch (Throwable failure) {
-            out.onError(ErrorMapper.toStatusException(failure));
+            answer.fail(failure);
             return;
         }
-        out.onNext(value);
-        out.onCompleted();
+        answer.complete(value);
+    }
+
+    /** The one answer of a unary call: the first given wins, and the observer is never called by two threads at once. */
+    private static final class Answer<T> {
+        private final StreamObserver<T> out;
+        private boolean given;
+
+        Answer(StreamObserver<T> out) {
+            this.out = out;
+        }
+
+        synchronized void complete(T value) {
+            if (!given) {
+                given = true;
+                out.onNext(value);
+                out.onCompleted();
+            }
+        }
+
+        synchronized void fail(Throwable failure) {
+            if (!given) {
+                given = true;
+                out.onError(ErrorMapper.toStatusException(failure));
+            }
+        }
     }
 }

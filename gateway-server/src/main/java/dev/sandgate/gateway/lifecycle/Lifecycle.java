@@ -64,6 +64,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -81,9 +82,13 @@ import org.slf4j.LoggerFactory;
  * the request record and, for starts, the generation claim and the captured policy revision). Only then is the
  * driver called, with a timeout; its result is committed with the request's result in one more transaction.
  *
- * <p>Threading: all public methods may be called concurrently.
+ * <p>Threading: all public methods may be called concurrently. A client call's driver calls run on its own thread
+ * (see {@link #answering}); recovery and background retries hand theirs to driver-call threads.
  */
 public final class Lifecycle implements AutoCloseable {
+    /** The overdue answer of the client call this thread is serving, while it serves one (see {@link #answering}). */
+    private static final ThreadLocal<Consumer<GatewayException>> OVERDUE = new ThreadLocal<>();
+
     private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
     private static final int RECONCILE_PAGE = 500;
 
@@ -101,6 +106,10 @@ public final class Lifecycle implements AutoCloseable {
     private final ConcurrentHashMap<String, Integer> retryAttempts = new ConcurrentHashMap<>();
     private final ExecutorService driverCalls;
     private final ScheduledExecutorService scheduler;
+    /** Answers the callers of driver calls made on their own threads that overran the driver timeout. */
+    private final ScheduledExecutorService watchdog;
+
+    private final Set<OverdueWatch> watched = ConcurrentHashMap.newKeySet();
     private final CopyOnWriteArrayList<SandboxObservation> unmanaged = new CopyOnWriteArrayList<>();
     private volatile WatchSubscription driverWatch;
     private volatile boolean closed;
@@ -123,6 +132,9 @@ public final class Lifecycle implements AutoCloseable {
         this.settings = requireNonNull(settings, "settings is null");
         this.driverCalls = Executors.newCachedThreadPool(daemonThreads("sandgate-driver-call"));
         this.scheduler = Executors.newSingleThreadScheduledExecutor(daemonThreads("sandgate-lifecycle"));
+        this.watchdog = Executors.newSingleThreadScheduledExecutor(daemonThreads("sandgate-driver-watchdog"));
+        long checkEvery = Math.clamp(settings.driverTimeout().toMillis() / 8, 10L, 1_000L);
+        watchdog.scheduleWithFixedDelay(this::answerOverdue, checkEvery, checkEvery, TimeUnit.MILLISECONDS);
         Duration pruneEvery = min(settings.requestRetention().dividedBy(4), Duration.ofMinutes(10));
         scheduler.scheduleWithFixedDelay(
                 this::pruneRequestsQuietly, pruneEvery.toMillis(), pruneEvery.toMillis(), TimeUnit.MILLISECONDS);
@@ -805,25 +817,26 @@ public final class Lifecycle implements AutoCloseable {
                 case CREATE -> {
                     LaunchInput input = committedInput.orElseGet(() -> launchInput(row));
                     SandboxSpec spec = row.spec().toSpi(row.labels());
-                    SandboxObservation o =
-                            call(() -> driver.create(ref, spec, input)).observation();
+                    SandboxObservation o = transitionCall(row, transition, () -> driver.create(ref, spec, input))
+                            .observation();
                     faults.reached(FaultPoint.CREATE_AFTER_DRIVER);
                     yield commitLaunch(row, transition, o, Outcome.CREATED, started);
                 }
                 case START -> {
                     LaunchInput input = committedInput.orElseGet(() -> launchInput(row));
-                    SandboxObservation o = call(() -> driver.start(ref, input)).observation();
+                    SandboxObservation o = transitionCall(row, transition, () -> driver.start(ref, input))
+                            .observation();
                     faults.reached(FaultPoint.START_AFTER_DRIVER);
                     yield commitLaunch(row, transition, o, Outcome.LAUNCHED, started);
                 }
                 case STOP -> {
-                    var result = call(() -> driver.stop(ref, expected(transition)));
+                    var result = transitionCall(row, transition, () -> driver.stop(ref, expected(transition)));
                     faults.reached(FaultPoint.STOP_AFTER_DRIVER);
                     Outcome outcome = result.stoppedNow() || resumed ? Outcome.STOPPED_NOW : Outcome.ALREADY_STOPPED;
                     yield commitStopped(row, transition, result.observation(), outcome, started);
                 }
                 case DELETE -> {
-                    call(() -> driver.delete(ref, expected(transition)));
+                    transitionCall(row, transition, () -> driver.delete(ref, expected(transition)));
                     faults.reached(FaultPoint.DELETE_AFTER_DRIVER);
                     yield commitDeleted(row, transition, started);
                 }
@@ -832,19 +845,24 @@ public final class Lifecycle implements AutoCloseable {
             if (GatewayException.isTransient(e.code())) {
                 logTransition(row, transition, "PENDING(" + e.code() + ")", started);
                 scheduleRetry(row.id());
-                throw new GatewayException(
-                        ErrorReason.TRANSITION_PENDING,
-                        verb(transition.kind()) + " of sandbox " + row.id() + " is recorded but the driver did not"
-                                + " complete it (" + e.getMessage() + "); the gateway completes it later, retry with"
-                                + " the same request_id to get its result",
-                        null,
-                        List.of(),
-                        Map.of("sandbox_id", row.id(), "operation_id", transition.operationId()));
+                throw transitionPending(row, transition, e.getMessage());
             }
             GatewayException failure = GatewayException.fromDriver(e);
             commitFailure(row, transition, e, failure, started);
             throw failure;
         }
+    }
+
+    /** What the caller of a transition hears while its driver call has not completed it. */
+    private static GatewayException transitionPending(SandboxRecord row, PendingTransition transition, String why) {
+        return new GatewayException(
+                ErrorReason.TRANSITION_PENDING,
+                verb(transition.kind()) + " of sandbox " + row.id()
+                        + " is recorded but the driver did not complete it (" + why
+                        + "); the gateway completes it later, retry with the same request_id to get its result",
+                null,
+                List.of(),
+                Map.of("sandbox_id", row.id(), "operation_id", transition.operationId()));
     }
 
     private MutationReply commitLaunch(
@@ -1199,6 +1217,19 @@ public final class Lifecycle implements AutoCloseable {
         void committed(String id, long gen) {
             this.recorded = true;
             target(id, gen);
+        }
+    }
+
+    /** A driver call made on its caller's thread, watched for the driver timeout (one per call: identity matters). */
+    private static final class OverdueWatch {
+        final long deadlineNanos;
+        final Consumer<GatewayException> overdue;
+        final Supplier<GatewayException> pending;
+
+        OverdueWatch(long deadlineNanos, Consumer<GatewayException> overdue, Supplier<GatewayException> pending) {
+            this.deadlineNanos = deadlineNanos;
+            this.overdue = overdue;
+            this.pending = pending;
         }
     }
 
@@ -1575,7 +1606,88 @@ public final class Lifecycle implements AutoCloseable {
         }
     }
 
-    /** Runs a driver call with the configured timeout. A late answer is ignored; the transition stays pending. */
+    /**
+     * Runs {@code work}, a lifecycle call made for one client call on this thread, so that the driver calls of its
+     * transitions run on this thread too, without handing them to a driver-call thread and waiting for it. If such a
+     * driver call has not answered within the driver timeout, {@code overdue} is called once, from another thread, with
+     * the {@code TRANSITION_PENDING} failure the client is owed at the timeout; the driver call goes on holding the
+     * sandbox's lock, and its result is committed when it comes (a retry with the request_id gets it). Whatever {@code
+     * work} returns or throws after {@code overdue} was called is for nobody: the caller decides which answer is sent.
+     */
+    public <T> T answering(Consumer<GatewayException> overdue, Supplier<T> work) {
+        requireNonNull(overdue, "overdue is null");
+        Consumer<GatewayException> outer = OVERDUE.get();
+        OVERDUE.set(overdue);
+        try {
+            return work.get();
+        } finally {
+            if (outer == null) {
+                OVERDUE.remove();
+            } else {
+                OVERDUE.set(outer);
+            }
+        }
+    }
+
+    /**
+     * A transition's driver call: on this thread if it serves a client call through {@link #answering}, else (recovery,
+     * background retries) handed to a driver-call thread with the timeout.
+     */
+    private <T> T transitionCall(SandboxRecord row, PendingTransition transition, Callable<T> work) {
+        Consumer<GatewayException> overdue = OVERDUE.get();
+        if (overdue == null) {
+            return call(work);
+        }
+        OverdueWatch watch = new OverdueWatch(
+                System.nanoTime() + settings.driverTimeout().toNanos(),
+                overdue,
+                () -> transitionPending(
+                        row,
+                        transition,
+                        "driver " + driverName + " did not answer within " + settings.driverTimeout()
+                                + "; its call goes on"));
+        watched.add(watch);
+        try {
+            return work.call();
+        } catch (DriverException e) {
+            throw e;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new DriverException(DriverErrorCode.UNAVAILABLE, "interrupted while calling the driver");
+        } catch (Throwable e) {
+            if (e instanceof VirtualMachineError fatal) {
+                throw fatal;
+            }
+            throw new DriverException(
+                    DriverErrorCode.INTERNAL,
+                    "driver " + driverName + " failed: " + e.getClass().getSimpleName(),
+                    e);
+        } finally {
+            watched.remove(watch);
+        }
+    }
+
+    /** Tells the callers of driver calls that overran the driver timeout that their transitions are pending. */
+    private void answerOverdue() {
+        long now = System.nanoTime();
+        for (OverdueWatch watch : watched) {
+            if (now - watch.deadlineNanos >= 0 && watched.remove(watch)) {
+                // Nothing may escape: an exception would end this periodic task.
+                try {
+                    GatewayException pending = watch.pending.get();
+                    log.warn("{}; the caller is told so now", pending.getMessage());
+                    watch.overdue.accept(pending);
+                } catch (RuntimeException e) {
+                    log.warn("answering the caller of an overdue driver call failed", e);
+                }
+            }
+        }
+    }
+
+    /**
+     * Runs a driver call on a driver-call thread and waits for it up to the driver timeout. A late answer is ignored;
+     * the transition stays pending.
+     */
     private <T> T call(Callable<T> work) {
         Future<T> future = driverCalls.submit(work);
         try {
@@ -1706,6 +1818,7 @@ public final class Lifecycle implements AutoCloseable {
             subscription.close();
         }
         scheduler.shutdownNow();
+        watchdog.shutdownNow();
         driverCalls.shutdown();
         try {
             if (!driverCalls.awaitTermination(5, TimeUnit.SECONDS)) {

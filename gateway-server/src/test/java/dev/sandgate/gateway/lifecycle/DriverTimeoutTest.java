@@ -67,6 +67,82 @@ class DriverTimeoutTest {
         }
     }
 
+    @Test
+    @DisplayName("an overdue stop's late result is committed as it comes, without a second driver call")
+    void overdueStopKeepsItsLateResult() throws Exception {
+        DriverCapabilities all = FakeDriver.allCapabilities();
+        try (TestGateway gateway =
+                TestGateway.start(root, TestGateway.Transport.NETTY, all, "--driver-timeout", "300ms")) {
+            Sandbox created = gateway.create("team", "agent");
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            gateway.driver().holdEach(FakeDriver.Method.STOP, entered, release);
+            StopSandboxRequest stop = StopSandboxRequest.newBuilder()
+                    .setTarget(byId(created.getId()))
+                    .setRequestId(TestGateway.newRequestId())
+                    .build();
+
+            GrpcErrors.Failure pending = GrpcErrors.failure(
+                    () -> gateway.stub().withDeadlineAfter(20, TimeUnit.SECONDS).stopSandbox(stop));
+            release.countDown();
+            StopSandboxResponse replay = awaitReplay(gateway, stop);
+
+            assertThat(pending.reason()).isEqualTo("TRANSITION_PENDING");
+            assertThat(replay.getOutcome()).isEqualTo(StopOutcome.STOPPED_NOW);
+            assertThat(gateway.driver().calls(FakeDriver.Method.STOP))
+                    .as("the one driver call's answer completed the stop")
+                    .isEqualTo(1);
+        }
+    }
+
+    @Test
+    @DisplayName("while a driver call overruns the timeout, another operation on the sandbox waits instead of calling"
+            + " the driver alongside it")
+    void overdueDriverCallKeepsTheSandboxSerialized() throws Exception {
+        DriverCapabilities all = FakeDriver.allCapabilities();
+        try (TestGateway gateway =
+                TestGateway.start(root, TestGateway.Transport.NETTY, all, "--driver-timeout", "300ms")) {
+            Sandbox created = gateway.create("team", "agent");
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            gateway.driver().holdEach(FakeDriver.Method.STOP, entered, release);
+            StopSandboxRequest stop = StopSandboxRequest.newBuilder()
+                    .setTarget(byId(created.getId()))
+                    .build();
+
+            GrpcErrors.Failure first = GrpcErrors.failure(
+                    () -> gateway.stub().withDeadlineAfter(20, TimeUnit.SECONDS).stopSandbox(stop));
+            GrpcErrors.Failure second = GrpcErrors.failure(
+                    () -> gateway.stub().withDeadlineAfter(1, TimeUnit.SECONDS).stopSandbox(stop));
+            int stopsWhileHeld = gateway.driver().calls(FakeDriver.Method.STOP);
+            release.countDown();
+
+            assertThat(first.reason()).isEqualTo("TRANSITION_PENDING");
+            assertThat(second.code())
+                    .as("the second stop waited for the sandbox until its deadline")
+                    .isEqualTo(Status.Code.DEADLINE_EXCEEDED);
+            assertThat(stopsWhileHeld).isEqualTo(1);
+            assertThat(awaitPhase(gateway, created.getId(), Phase.STOPPED)).isEqualTo(Phase.STOPPED);
+        }
+    }
+
+    private static Phase awaitPhase(TestGateway gateway, String id, Phase wanted) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        Phase phase;
+        do {
+            phase = gateway.stub()
+                    .getSandbox(
+                            GetSandboxRequest.newBuilder().setTarget(byId(id)).build())
+                    .getSandbox()
+                    .getPhase();
+            if (phase == wanted) {
+                return phase;
+            }
+            Thread.sleep(20);
+        } while (System.nanoTime() < deadline);
+        return phase;
+    }
+
     /** Retries the stop with its request_id until the pending stop's result is recorded. */
     private static StopSandboxResponse awaitReplay(TestGateway gateway, StopSandboxRequest stop)
             throws InterruptedException {
