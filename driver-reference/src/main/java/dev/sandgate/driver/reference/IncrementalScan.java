@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -16,12 +17,16 @@ import java.util.function.Function;
 /**
  * The scans of one watch subscription, as an engine's event stream with a periodic resync would deliver them.
  *
- * <p>The driver reports every key it changes ({@link #changed}); a scan looks at those keys only. Every {@code
- * sweepEvery}-th scan is a sweep: it lists the gateway's folder and stats every record, so that a change made by
- * another process (or a test probe) behind this driver's back is seen too, within {@code sweepEvery} polls. A record
- * is reread only when its {@link DirectoryBackend.Version} changed; every {@code fullEvery}-th scan rereads every
- * record, so that a change the version cannot tell apart is still seen. Over thousands of stored sandboxes this keeps a
- * watch's cost proportional to the changes instead of to the sandboxes.
+ * <p>The driver reports every key it changes ({@link #changed}); a scan looks at those keys, and at one slice of the
+ * others: the records are split into {@code sweepEvery} slices by their key's hash, and scan {@code n} looks at slice
+ * {@code n mod sweepEvery} (a stat each), so that a change made by another process (or a test probe) behind this
+ * driver's back is seen too, within {@code sweepEvery} polls. The first scan of every {@code sweepEvery} lists the
+ * gateway's folder, for records added or removed behind the driver's back. A record is reread only when its {@link
+ * DirectoryBackend.Version} changed; every {@code fullEvery / sweepEvery}-th round of {@code sweepEvery} scans rereads
+ * every record it looks at, so that a change the version cannot tell apart is still seen. Over thousands of stored
+ * sandboxes this keeps a watch's cost proportional to the changes instead of to the sandboxes, and spreads the looks at
+ * every record evenly over the scans instead of spending them all in one (that burst took a second of one core's time
+ * with 26,000 records).
  *
  * <p>The version is taken before the record is read: a record that changes in between is read as new and kept under the
  * older version, so the next look reads it again rather than missing the change. {@link #changed} may be called from
@@ -35,7 +40,9 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     private final String gatewayId;
     private final Function<StoredResource, Optional<DirectoryWatch.Seen>> toSeen;
     private final int sweepEvery;
-    private final int fullEvery;
+    /** Every how many rounds of {@code sweepEvery} scans a round rereads the records it looks at. */
+    private final int fullRounds;
+
     private final Set<String> marked = ConcurrentHashMap.newKeySet();
     private Map<String, Entry> known = new HashMap<>();
     private long scans;
@@ -44,8 +51,9 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
 
     /**
      * @param toSeen what the driver makes of a record: empty for a resource that is not one of its sandboxes
-     * @param sweepEvery every how many scans every record is looked at (1: every scan)
-     * @param fullEvery every how many scans every record is reread (1: every scan); such a scan is a sweep too
+     * @param sweepEvery over how many scans every record is looked at once (1: every scan)
+     * @param fullEvery over about how many scans every record is reread once (rounded down to whole rounds of {@code
+     *     sweepEvery} scans, at least one)
      */
     IncrementalScan(
             DirectoryBackend backend,
@@ -60,7 +68,7 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
             throw new IllegalArgumentException("sweepEvery and fullEvery must be at least 1");
         }
         this.sweepEvery = sweepEvery;
-        this.fullEvery = fullEvery;
+        this.fullRounds = Math.max(1, fullEvery / sweepEvery);
     }
 
     @Override
@@ -81,24 +89,60 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     @Override
     public DirectoryWatch.Delta next() {
         scans++;
-        boolean full = scans % fullEvery == 0;
+        int slice = (int) ((scans - 1) % sweepEvery);
+        long round = (scans - 1) / sweepEvery + 1;
+        boolean reread = round % fullRounds == 0;
         var changed = new ArrayList<DirectoryWatch.Seen>();
         var removed = new ArrayList<DirectoryWatch.Seen>();
-        if (full || scans % sweepEvery == 0) {
-            sweep(full, changed, removed);
-        } else {
-            for (String key : drainMarked()) {
-                Entry before = known.get(key);
-                Entry after = look(key, before, false);
-                if (after == null) {
-                    known.remove(key);
-                } else {
-                    known.put(key, after);
+        var looked = new HashSet<String>();
+        if (slice == 0) {
+            // A new round: what was added or removed behind this driver's back.
+            Set<String> listed = new HashSet<>(backend.keys(gatewayId));
+            for (var it = known.entrySet().iterator(); it.hasNext(); ) {
+                var entry = it.next();
+                if (!listed.contains(entry.getKey())) {
+                    it.remove();
+                    looked.add(entry.getKey());
+                    compare(entry.getValue(), null, changed, removed);
                 }
-                compare(before, after, changed, removed);
+            }
+            for (String key : listed) {
+                if (!known.containsKey(key) && looked.add(key)) {
+                    lookAt(key, true, changed, removed);
+                }
             }
         }
+        for (String key : drainMarked()) {
+            if (looked.add(key)) {
+                lookAt(key, reread && inSlice(key, slice), changed, removed);
+            }
+        }
+        var mine = new ArrayList<String>();
+        for (String key : known.keySet()) {
+            if (inSlice(key, slice) && !looked.contains(key)) {
+                mine.add(key);
+            }
+        }
+        for (String key : mine) {
+            lookAt(key, reread, changed, removed);
+        }
         return new DirectoryWatch.Delta(changed, removed);
+    }
+
+    private boolean inSlice(String key, int slice) {
+        return Math.floorMod(key.hashCode(), sweepEvery) == slice;
+    }
+
+    private void lookAt(
+            String key, boolean reread, List<DirectoryWatch.Seen> changed, List<DirectoryWatch.Seen> removed) {
+        Entry before = known.get(key);
+        Entry after = look(key, before, reread);
+        if (after == null) {
+            known.remove(key);
+        } else {
+            known.put(key, after);
+        }
+        compare(before, after, changed, removed);
     }
 
     /** Looks at every record listed in the folder; records no longer listed are removed. */

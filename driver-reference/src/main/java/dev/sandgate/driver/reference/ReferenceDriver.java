@@ -48,11 +48,12 @@ import java.util.function.Supplier;
 final class ReferenceDriver implements ComputeDriver {
     private static final System.Logger LOG = System.getLogger(ReferenceDriver.class.getName());
     /**
-     * A watch looks at every record (a stat each) on every this many polls, to see changes made behind this driver's
-     * back; in between, only at the records this driver changed (1 s at the default 50 ms interval).
+     * A watch looks at every record (a stat each) once over this many polls, a slice of them on each, to see changes
+     * made behind this driver's back (1 s at the default 50 ms interval); and on every poll at the records this driver
+     * changed.
      */
     static final int SWEEP_EVERY = 20;
-    /** A watch rereads every record on every this many polls; otherwise only records whose version changed. */
+    /** A watch rereads every record once over this many polls; otherwise only records whose version changed. */
     static final int FULL_SCAN_EVERY = 100;
 
     private final DirectoryBackend backend;

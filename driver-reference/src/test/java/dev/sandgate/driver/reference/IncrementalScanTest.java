@@ -6,6 +6,8 @@ import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxState;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -105,25 +107,82 @@ class IncrementalScanTest {
     }
 
     @Test
-    void betweenSweepsOnlyTheRecordsTheDriverMarkedAreLookedAt() {
+    void eachScanLooksAtTheMarkedRecordsAndOneSliceOfTheOthersEveryRecordOncePerRound() {
         var backend = new DirectoryBackend(root);
-        insert(backend, "a");
-        insert(backend, "b");
+        for (int i = 0; i < 30; i++) {
+            insert(backend, "s" + i);
+        }
         var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 3, 1_000);
         scan.first();
-        long looks = scan.looks();
 
-        replace(backend, "a", StoredResource.State.STOPPED); // behind the driver's back: not marked
-        replace(backend, "b", StoredResource.State.STOPPED);
-        scan.changed("b");
-        DirectoryWatch.Delta marked = scan.next();
+        long before = scan.looks();
+        long[] perScan = new long[3];
+        for (int n = 0; n < 3; n++) {
+            long at = scan.looks();
+            scan.next();
+            perScan[n] = scan.looks() - at;
+        }
 
-        assertThat(keys(marked.changed())).containsExactly("b");
-        assertThat(scan.looks() - looks).as("records looked at between sweeps").isEqualTo(1);
-        assertThat(scan.next().changed()).as("nothing marked").isEmpty();
-        assertThat(keys(scan.next().changed()))
-                .as("the sweep finds the unmarked change")
-                .containsExactly("a");
+        assertThat(scan.looks() - before)
+                .as("every record once over a round of 3 scans")
+                .isEqualTo(30);
+        assertThat(Arrays.stream(perScan).max().orElseThrow())
+                .as("no scan looks at them all")
+                .isLessThan(30);
+    }
+
+    @Test
+    void aChangeBehindTheDriversBackIsSeenOnceWithinARound() {
+        var backend = new DirectoryBackend(root);
+        for (int i = 0; i < 30; i++) {
+            insert(backend, "s" + i);
+        }
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 3, 1_000);
+        scan.first();
+
+        replace(backend, "s5", StoredResource.State.STOPPED); // behind the driver's back: not marked
+        replace(backend, "s6", StoredResource.State.STOPPED);
+        scan.changed("s6");
+        DirectoryWatch.Delta first = scan.next();
+        var seen = new ArrayList<>(keys(first.changed()));
+        seen.addAll(keys(scan.next().changed()));
+        seen.addAll(keys(scan.next().changed()));
+
+        assertThat(keys(first.changed())).as("a marked record: at once").contains("s6");
+        assertThat(seen).containsExactlyInAnyOrder("s5", "s6");
+    }
+
+    @Test
+    void aRecordAddedBehindTheDriversBackIsSeenWhenTheNextRoundListsTheFolder() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, "a");
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 3, 1_000);
+        scan.first();
+        scan.next(); // the first scan of a round lists the folder
+
+        insert(backend, "late");
+        assertThat(scan.next().changed()).isEmpty();
+        assertThat(scan.next().changed()).isEmpty();
+
+        assertThat(keys(scan.next().changed())).as("the next round's listing").containsExactly("late");
+    }
+
+    @Test
+    void everyNthRoundRereadsTheRecordsItLooksAt() {
+        var backend = new DirectoryBackend(root);
+        for (int i = 0; i < 8; i++) {
+            insert(backend, "s" + i);
+        }
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 2, 4);
+        scan.first(); // 8 reads
+        scan.next();
+        scan.next(); // round 1: looks only
+        assertThat(scan.reads()).isEqualTo(8);
+
+        scan.next();
+        scan.next(); // round 2 of 2 scans each: fullEvery 4 = every second round rereads
+
+        assertThat(scan.reads()).isEqualTo(16);
     }
 
     @Test
