@@ -46,6 +46,13 @@ class IncrementalScanTest {
         });
     }
 
+    /** Records {@code s0} to {@code s<count - 1>}, running. */
+    private static void insertMany(DirectoryBackend backend, int count) {
+        for (int i = 0; i < count; i++) {
+            insert(backend, "s" + i);
+        }
+    }
+
     private static List<String> keys(List<DirectoryWatch.Seen> seen) {
         return seen.stream()
                 .map(s -> s.backendId().substring("backend-".length()))
@@ -55,9 +62,7 @@ class IncrementalScanTest {
     @Test
     void aSweepRereadsOnlyTheRecordsThatChangedSinceThePreviousScan() {
         var backend = new DirectoryBackend(root);
-        for (int i = 0; i < 20; i++) {
-            insert(backend, "s" + i);
-        }
+        insertMany(backend, 20);
         var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000);
 
         assertThat(scan.first()).hasSize(20);
@@ -109,9 +114,7 @@ class IncrementalScanTest {
     @Test
     void eachScanLooksAtTheMarkedRecordsAndOneSliceOfTheOthersEveryRecordOncePerRound() {
         var backend = new DirectoryBackend(root);
-        for (int i = 0; i < 30; i++) {
-            insert(backend, "s" + i);
-        }
+        insertMany(backend, 30);
         var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 3, 1_000);
         scan.first();
 
@@ -134,9 +137,7 @@ class IncrementalScanTest {
     @Test
     void aChangeBehindTheDriversBackIsSeenOnceWithinARound() {
         var backend = new DirectoryBackend(root);
-        for (int i = 0; i < 30; i++) {
-            insert(backend, "s" + i);
-        }
+        insertMany(backend, 30);
         var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 3, 1_000);
         scan.first();
 
@@ -170,9 +171,7 @@ class IncrementalScanTest {
     @Test
     void everyNthRoundRereadsTheRecordsItLooksAt() {
         var backend = new DirectoryBackend(root);
-        for (int i = 0; i < 8; i++) {
-            insert(backend, "s" + i);
-        }
+        insertMany(backend, 8);
         var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 2, 4);
         scan.first(); // 8 reads
         scan.next();

@@ -32,9 +32,7 @@ class DriverTimeoutTest {
     @Test
     @DisplayName("a stop whose driver call hangs answers TRANSITION_PENDING at the timeout and is completed later")
     void lateDriverCallAnswersPendingAndTheStopIsCompletedLater() throws Exception {
-        DriverCapabilities all = FakeDriver.allCapabilities();
-        try (TestGateway gateway =
-                TestGateway.start(root, TestGateway.Transport.NETTY, all, "--driver-timeout", "300ms")) {
+        try (TestGateway gateway = startWithShortDriverTimeout()) {
             Sandbox created = gateway.create("team", "agent");
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
@@ -70,9 +68,7 @@ class DriverTimeoutTest {
     @Test
     @DisplayName("an overdue stop's late result is committed as it comes, without a second driver call")
     void overdueStopKeepsItsLateResult() throws Exception {
-        DriverCapabilities all = FakeDriver.allCapabilities();
-        try (TestGateway gateway =
-                TestGateway.start(root, TestGateway.Transport.NETTY, all, "--driver-timeout", "300ms")) {
+        try (TestGateway gateway = startWithShortDriverTimeout()) {
             Sandbox created = gateway.create("team", "agent");
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
@@ -99,9 +95,7 @@ class DriverTimeoutTest {
     @DisplayName("while a driver call overruns the timeout, another operation on the sandbox waits instead of calling"
             + " the driver alongside it")
     void overdueDriverCallKeepsTheSandboxSerialized() throws Exception {
-        DriverCapabilities all = FakeDriver.allCapabilities();
-        try (TestGateway gateway =
-                TestGateway.start(root, TestGateway.Transport.NETTY, all, "--driver-timeout", "300ms")) {
+        try (TestGateway gateway = startWithShortDriverTimeout()) {
             Sandbox created = gateway.create("team", "agent");
             CountDownLatch entered = new CountDownLatch(1);
             CountDownLatch release = new CountDownLatch(1);
@@ -141,6 +135,12 @@ class DriverTimeoutTest {
             Thread.sleep(20);
         } while (System.nanoTime() < deadline);
         return phase;
+    }
+
+    /** A gateway over real Netty whose driver calls time out after 300 ms. */
+    private TestGateway startWithShortDriverTimeout() {
+        DriverCapabilities all = FakeDriver.allCapabilities();
+        return TestGateway.start(root, TestGateway.Transport.NETTY, all, "--driver-timeout", "300ms");
     }
 
     /** Retries the stop with its request_id until the pending stop's result is recorded. */
