@@ -79,10 +79,16 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     @Override
     public Map<String, DirectoryWatch.Seen> first() {
         scans = 0;
+        drainMarked(); // every record is read now; a key marked from now on is looked at by the next scan
         known = new HashMap<>();
-        sweep(true, new ArrayList<>(), new ArrayList<>());
         var seen = new HashMap<String, DirectoryWatch.Seen>();
-        known.forEach((key, entry) -> entry.seen().ifPresent(s -> seen.put(key, s)));
+        for (String key : backend.keys(gatewayId)) {
+            Entry entry = look(key, null, true);
+            if (entry != null) {
+                known.put(key, entry);
+                entry.seen().ifPresent(s -> seen.put(key, s));
+            }
+        }
         return seen;
     }
 
@@ -143,26 +149,6 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
             known.put(key, after);
         }
         compare(before, after, changed, removed);
-    }
-
-    /** Looks at every record listed in the folder; records no longer listed are removed. */
-    private void sweep(boolean full, List<DirectoryWatch.Seen> changed, List<DirectoryWatch.Seen> removed) {
-        drainMarked(); // every key is looked at; a key marked from now on is looked at by the next scan
-        var next = new HashMap<String, Entry>(Math.max(16, known.size() * 4 / 3 + 1));
-        for (String key : backend.keys(gatewayId)) {
-            Entry before = known.get(key);
-            Entry after = look(key, before, full);
-            if (after != null) {
-                next.put(key, after);
-            }
-            compare(before, after, changed, removed);
-        }
-        for (var entry : known.entrySet()) {
-            if (!next.containsKey(entry.getKey())) {
-                compare(entry.getValue(), null, changed, removed);
-            }
-        }
-        known = next;
     }
 
     private Collection<String> drainMarked() {

@@ -33,10 +33,9 @@ class DriverTimeoutTest {
     @DisplayName("a stop whose driver call hangs answers TRANSITION_PENDING at the timeout and is completed later")
     void lateDriverCallAnswersPendingAndTheStopIsCompletedLater() throws Exception {
         try (TestGateway gateway = startWithShortDriverTimeout()) {
-            Sandbox created = gateway.create("team", "agent");
-            CountDownLatch entered = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            gateway.driver().holdEach(FakeDriver.Method.STOP, entered, release);
+            HeldStops held = createWithHeldStops(gateway);
+            Sandbox created = held.sandbox();
+            CountDownLatch release = held.release();
             String requestId = TestGateway.newRequestId();
             StopSandboxRequest stop = StopSandboxRequest.newBuilder()
                     .setTarget(byId(created.getId()))
@@ -47,7 +46,7 @@ class DriverTimeoutTest {
             GrpcErrors.Failure pending = GrpcErrors.failure(
                     () -> gateway.stub().withDeadlineAfter(20, TimeUnit.SECONDS).stopSandbox(stop));
 
-            assertThat(entered.await(0, TimeUnit.SECONDS)).isTrue();
+            assertThat(held.entered().await(0, TimeUnit.SECONDS)).isTrue();
             assertThat(pending.code()).isEqualTo(Status.Code.UNAVAILABLE);
             assertThat(pending.reason()).isEqualTo("TRANSITION_PENDING");
 
@@ -69,10 +68,9 @@ class DriverTimeoutTest {
     @DisplayName("an overdue stop's late result is committed as it comes, without a second driver call")
     void overdueStopKeepsItsLateResult() throws Exception {
         try (TestGateway gateway = startWithShortDriverTimeout()) {
-            Sandbox created = gateway.create("team", "agent");
-            CountDownLatch entered = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            gateway.driver().holdEach(FakeDriver.Method.STOP, entered, release);
+            HeldStops held = createWithHeldStops(gateway);
+            Sandbox created = held.sandbox();
+            CountDownLatch release = held.release();
             StopSandboxRequest stop = StopSandboxRequest.newBuilder()
                     .setTarget(byId(created.getId()))
                     .setRequestId(TestGateway.newRequestId())
@@ -96,10 +94,9 @@ class DriverTimeoutTest {
             + " the driver alongside it")
     void overdueDriverCallKeepsTheSandboxSerialized() throws Exception {
         try (TestGateway gateway = startWithShortDriverTimeout()) {
-            Sandbox created = gateway.create("team", "agent");
-            CountDownLatch entered = new CountDownLatch(1);
-            CountDownLatch release = new CountDownLatch(1);
-            gateway.driver().holdEach(FakeDriver.Method.STOP, entered, release);
+            HeldStops held = createWithHeldStops(gateway);
+            Sandbox created = held.sandbox();
+            CountDownLatch release = held.release();
             StopSandboxRequest stop = StopSandboxRequest.newBuilder()
                     .setTarget(byId(created.getId()))
                     .build();
@@ -135,6 +132,17 @@ class DriverTimeoutTest {
             Thread.sleep(20);
         } while (System.nanoTime() < deadline);
         return phase;
+    }
+
+    /** A created sandbox whose driver stops hang (counting {@code entered} down) until {@code release} opens. */
+    private record HeldStops(Sandbox sandbox, CountDownLatch entered, CountDownLatch release) {}
+
+    private static HeldStops createWithHeldStops(TestGateway gateway) {
+        Sandbox created = gateway.create("team", "agent");
+        CountDownLatch entered = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        gateway.driver().holdEach(FakeDriver.Method.STOP, entered, release);
+        return new HeldStops(created, entered, release);
     }
 
     /** A gateway over real Netty whose driver calls time out after 300 ms. */

@@ -4,41 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.time.Instant;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The store answers {@link Store#policyRevision} from memory only with revisions that are committed. */
-class CommittedRevisionsTest {
-    /** An instant with nanoseconds, which the store keeps to the millisecond. */
-    private static final Instant FINE = Instant.parse("2026-03-04T05:06:07.123456789Z");
-
-    @TempDir
-    Path dir;
-
-    SqliteStore store;
-    ExecutorService threads = Executors.newCachedThreadPool();
-
-    @BeforeEach
-    void open() {
-        store = new SqliteStore(dir.resolve("store.db"), SqliteStore.Synchronous.NORMAL);
-    }
-
-    @AfterEach
-    void close() {
-        threads.shutdownNow();
-        store.close();
-    }
-
+class CommittedRevisionsTest extends OpenStoreTest {
     private static PolicyRevisionRecord revision(SandboxRecord sandbox, long number, String document) {
         return new PolicyRevisionRecord(
                 sandbox.id(), number, "sha256:" + document, document.getBytes(StandardCharsets.UTF_8), FINE);

@@ -3,38 +3,15 @@ package dev.sandgate.gateway.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
-class SqliteGroupCommitTest {
-    @TempDir
-    Path dir;
-
-    SqliteStore store;
-    ExecutorService threads = Executors.newCachedThreadPool();
-
-    @BeforeEach
-    void open() {
-        store = new SqliteStore(dir.resolve("store.db"), SqliteStore.Synchronous.NORMAL);
-    }
-
-    @AfterEach
-    void close() {
-        threads.shutdownNow();
-        store.close();
-    }
-
+class SqliteGroupCommitTest extends OpenStoreTest {
     private Optional<SandboxRecord> byName(String name) {
         return store.read(tx -> tx.sandboxByName("team", name));
     }
