@@ -92,15 +92,33 @@ public final class SqliteStore implements Store {
     private List<PolicyRevisionRecord> runningRevisions;
 
     public SqliteStore(Path file, Synchronous synchronous) {
-        this(file, synchronous, RequestIds.MIN_EXPECTED);
+        this(file, synchronous, Tuning.DEFAULT);
     }
 
-    /** With a request-id filter sized for at least {@code requestIdsExpected} ids (small in tests, to rebuild it). */
-    SqliteStore(Path file, Synchronous synchronous, long requestIdsExpected) {
+    /**
+     * Sizes and seams that tests change.
+     *
+     * @param requestIdsExpected the fewest ids the request-id filter is sized for (small, to rebuild it)
+     * @param scanHook called by each rebuild of that filter once its snapshot has begun (to hold it there)
+     * @param logRestartPages how long a write-ahead log is made to start over
+     */
+    record Tuning(long requestIdsExpected, RequestIds.ScanHook scanHook, long logRestartPages) {
+        static final Tuning DEFAULT = new Tuning(RequestIds.MIN_EXPECTED, () -> {}, WalCheckpointer.RESTART_PAGES);
+
+        Tuning withRequestIds(long expected, RequestIds.ScanHook hook) {
+            return new Tuning(expected, hook, logRestartPages);
+        }
+
+        Tuning withLogRestartPages(long pages) {
+            return new Tuning(requestIdsExpected, scanHook, pages);
+        }
+    }
+
+    SqliteStore(Path file, Synchronous synchronous, Tuning tuning) {
         requireNonNull(file, "file is null");
         requireNonNull(synchronous, "synchronous is null");
         this.url = "jdbc:sqlite:" + file.toAbsolutePath();
-        this.requestIds = new RequestIds(requestIdsExpected);
+        this.requestIds = new RequestIds(tuning.requestIdsExpected(), () -> connect(synchronous), tuning.scanHook());
         migrate();
         try {
             writer = open(synchronous);
@@ -111,7 +129,12 @@ public final class SqliteStore implements Store {
                 statement.execute("PRAGMA wal_autocheckpoint=" + WalCheckpointer.LOG_LIMIT_PAGES);
             }
             writer.connection.commit();
-            requestIds.rebuild(writer.connection);
+            try {
+                requestIds.build(writer.connection);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new SQLException("interrupted while reading the request ids", e);
+            }
             writer.connection.rollback();
             for (int i = 0; i < READERS; i++) {
                 Db reader = open(synchronous);
@@ -120,7 +143,8 @@ public final class SqliteStore implements Store {
             }
             Db checkpoints = open(synchronous);
             checkpoints.connection.setAutoCommit(true);
-            checkpointer = new WalCheckpointer(checkpoints.connection, () -> commits);
+            checkpointer = new WalCheckpointer(
+                    checkpoints.connection, file, () -> commits, this::holdingWrites, tuning.logRestartPages());
         } catch (SQLException e) {
             close();
             throw new StoreException("cannot open the store at " + file, e);
@@ -136,6 +160,11 @@ public final class SqliteStore implements Store {
     }
 
     private Db open(Synchronous synchronous) throws SQLException {
+        return new Db(connect(synchronous), decoded);
+    }
+
+    /** A connection to the file, with auto-commit off. */
+    private Connection connect(Synchronous synchronous) throws SQLException {
         Properties properties = new Properties();
         properties.setProperty("journal_mode", "WAL");
         properties.setProperty("synchronous", synchronous.name());
@@ -146,7 +175,7 @@ public final class SqliteStore implements Store {
         properties.setProperty("jdbc.get_generated_keys", "false");
         Connection connection = DriverManager.getConnection(url, properties);
         connection.setAutoCommit(false);
-        return new Db(connection, decoded);
+        return connection;
     }
 
     /**
@@ -176,12 +205,7 @@ public final class SqliteStore implements Store {
                         runBatch();
                     }
                 } finally {
-                    writeLock.unlock();
-                    // A write queued after this leader's last batch waits parked: wake the first so that it leads.
-                    Queued<?> next = queue.peek();
-                    if (next != null) {
-                        LockSupport.unpark(next.caller);
-                    }
+                    unlockAndWakeNext();
                 }
             } else {
                 // The leader completes this work and wakes its caller, or wakes it to lead once it is done.
@@ -195,11 +219,28 @@ public final class SqliteStore implements Store {
         return mine.outcome();
     }
 
+    private void unlockAndWakeNext() {
+        writeLock.unlock();
+        // A write queued after the last batch waits parked: wake the first so that it leads.
+        Queued<?> next = queue.peek();
+        if (next != null) {
+            LockSupport.unpark(next.caller);
+        }
+    }
+
+    /** Runs {@code action} between write transactions: writes queue meanwhile, and the next one leads after it. */
+    private <T> T holdingWrites(WalCheckpointer.SqlAction<T> action) throws SQLException {
+        writeLock.lock();
+        try {
+            return action.run();
+        } finally {
+            unlockAndWakeNext();
+        }
+    }
+
     /** Holding the write lock: runs up to MAX_BATCH queued works in one transaction and completes them. */
     private void runBatch() {
-        if (requestIds.full()) {
-            rebuildRequestIds();
-        }
+        requestIds.betweenTransactions();
         List<Queued<?>> batch = new ArrayList<>();
         for (Queued<?> next; batch.size() < MAX_BATCH && (next = queue.poll()) != null; ) {
             batch.add(next);
@@ -247,24 +288,6 @@ public final class SqliteStore implements Store {
             // upgraded from its read snapshot to a write (another process wrote meanwhile); the whole batch (database
             // work only, rolled back above) is then safe to run again.
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(attempt));
-        }
-    }
-
-    /**
-     * Holding the write lock, between transactions. A failure keeps the old filter, which holds every id too (it only
-     * answers "maybe" more often), until as many ids again were added.
-     */
-    private void rebuildRequestIds() {
-        try {
-            requestIds.rebuild(writer.connection);
-        } catch (SQLException | RuntimeException e) {
-            log.warn("cannot rebuild the filter of request ids; keeping the old one: {}", e.toString());
-            requestIds.postpone();
-        }
-        try {
-            writer.connection.rollback();
-        } catch (SQLException e) {
-            log.warn("cannot end the read of the request ids: {}", e.toString());
         }
     }
 
@@ -497,11 +520,17 @@ public final class SqliteStore implements Store {
         return checkpointer == null ? 0 : checkpointer.checkpoints();
     }
 
+    /** How many times the write-ahead log was copied to its end holding the writes (for tests). */
+    long logRestarts() {
+        return checkpointer == null ? 0 : checkpointer.restarts();
+    }
+
     @Override
     public void close() {
         if (checkpointer != null) {
             checkpointer.close();
         }
+        requestIds.close();
         writeLock.lock();
         try {
             for (Db db : all) {

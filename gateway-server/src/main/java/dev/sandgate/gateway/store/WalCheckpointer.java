@@ -2,6 +2,10 @@ package dev.sandgate.gateway.store;
 
 import static java.util.Objects.requireNonNull;
 
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -14,7 +18,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Copies the store's write-ahead log back into the database file on a thread of its own.
+ * Copies the store's write-ahead log back into the database file on a thread of its own, and makes the log start over
+ * without making a commit wait for the disk.
  *
  * <p>Left to itself, SQLite checkpoints inside the commit that pushes the log past 1,000 pages: that commit (and every
  * write queued behind the single writer) then waits for 1,000 pages to be copied and the database file to be synced to
@@ -22,16 +27,17 @@ import org.slf4j.LoggerFactory;
  * #IDLE_INTERVAL} when fewer happened. A passive checkpoint never waits for readers or the writer and takes no lock
  * they need, so commits go on meanwhile.
  *
- * <p>The log starts over from its beginning only when a write begins after everything in it was copied, which a
- * steady stream of commits never allows. So the writer still checkpoints, but only when the log reaches {@link
- * #LOG_LIMIT_PAGES}, and then copies only the few pages this thread has not copied yet: the log stays bounded and the
- * commit path syncs the database file a small fraction as often. Durability is unchanged: a commit is in the log
- * (synced there with {@code synchronous=FULL}) before the writer returns, whether or not it was checkpointed yet.
+ * <p>The log starts over from its beginning only when a write begins after everything in it was copied (and the
+ * database file synced), which a steady stream of commits never allows: a passive checkpoint copies what was committed
+ * when it began, and more has been committed by the time it ends. So once the log holds {@link #RESTART_PAGES}, this
+ * thread copies and syncs all but the last moments of it with commits going on, twice (each pass leaves less), and
+ * then copies the rest holding the store's writes, which wait meanwhile for a small copy and two small syncs instead
+ * of the whole log. The next write starts the log over.
  *
- * <p>That checkpoint in the commit path still holds the writer, and every write queued behind it, for the copy and
- * two syncs: 5 to 20 ms and more here. Under sustained load the log fills at about four pages per write, so the limit
- * sets how often that happens; at 16 MiB it was four times a second at 2,000 lifecycle calls per second. The limit is
- * therefore large, and the log file, which SQLite reuses from its start, reaches that size under sustained load.
+ * <p>The writer's own checkpoint at {@link #LOG_LIMIT_PAGES} stays as a bound, for when readers keep the log from being
+ * copied to its end: it copies what is left and syncs the database file inside a commit, 10 to 30 ms here. Durability
+ * is unchanged: a commit is in the log (synced there with {@code synchronous=FULL}) before the writer returns, whether
+ * or not it was checkpointed yet.
  */
 final class WalCheckpointer implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WalCheckpointer.class);
@@ -39,23 +45,58 @@ final class WalCheckpointer implements AutoCloseable {
     static final long EVERY_COMMITS = 64;
     /** The writer's own checkpoint threshold ({@code wal_autocheckpoint}), in pages: 256 MiB of 4 KiB pages. */
     static final int LOG_LIMIT_PAGES = 65_536;
+    /**
+     * A log of this many pages (224 MiB of 4 KiB pages) is made to start over: close to {@link #LOG_LIMIT_PAGES}, so
+     * that the writes are held as seldom as the writer's own checkpoint would hold them (a hold took 6 to 7 ms at the
+     * median here, whatever the log's length, and up to 42 ms when other work kept the disk busy), with room left for
+     * the passes before the hold.
+     */
+    static final int RESTART_PAGES = 57_344;
     /** At least this often while commits happen. */
     static final Duration IDLE_INTERVAL = Duration.ofSeconds(1);
 
+    /** Runs an action while no write transaction runs; the store's writes wait meanwhile. */
+    @FunctionalInterface
+    interface Writes {
+        <T> T held(SqlAction<T> action) throws SQLException;
+    }
+
+    @FunctionalInterface
+    interface SqlAction<T> {
+        T run() throws SQLException;
+    }
+
+    /** What a checkpoint reports: frames in the log, and how many of them are in the database file. */
+    private record Progress(long logFrames, long copiedFrames) {
+        boolean complete() {
+            return logFrames == copiedFrames;
+        }
+    }
+
     private final Connection connection;
+    private final Path database;
     private final LongSupplier commits;
+    private final Writes writes;
+    private final long restartPages;
     private final Thread thread;
     private volatile boolean closed;
     private volatile long checkpointedAt;
     private volatile long checkpoints;
+    private volatile long restarts;
 
     /**
      * @param connection a connection of its own, in auto-commit mode; closed by {@link #close}
+     * @param database the database file
      * @param commits the store's count of commits so far
+     * @param writes holds the store's writes for the end of a checkpoint that lets the log start over
+     * @param restartPages how long a log is made to start over ({@link #RESTART_PAGES}, less in tests)
      */
-    WalCheckpointer(Connection connection, LongSupplier commits) {
+    WalCheckpointer(Connection connection, Path database, LongSupplier commits, Writes writes, long restartPages) {
         this.connection = requireNonNull(connection, "connection is null");
+        this.database = requireNonNull(database, "database is null");
         this.commits = requireNonNull(commits, "commits is null");
+        this.writes = requireNonNull(writes, "writes is null");
+        this.restartPages = restartPages;
         this.checkpointedAt = commits.getAsLong();
         this.thread =
                 Thread.ofPlatform().name("sandgate-store-checkpoint").daemon().unstarted(this::run);
@@ -72,6 +113,11 @@ final class WalCheckpointer implements AutoCloseable {
     /** How many checkpoints ran (for tests). */
     long checkpoints() {
         return checkpoints;
+    }
+
+    /** How many times the log was copied to its end holding the writes, so that it starts over (for tests). */
+    long restarts() {
+        return restarts;
     }
 
     private void run() {
@@ -96,9 +142,49 @@ final class WalCheckpointer implements AutoCloseable {
     }
 
     private void checkpoint() throws SQLException {
+        Progress progress = passive();
+        if (progress.logFrames() < restartPages || closed) {
+            return;
+        }
+        // Two passes with commits going on, each syncing what it copied, so that little is left for the held one.
+        for (int pass = 0; pass < 2; pass++) {
+            syncDatabase();
+            progress = passive();
+            if (progress.logFrames() < restartPages) {
+                return; // the log started over meanwhile
+            }
+        }
+        syncDatabase();
+        long begin = System.nanoTime();
+        Progress held = writes.held(this::passive);
+        long nanos = System.nanoTime() - begin;
+        if (held.complete()) {
+            restarts++;
+        }
+        log.debug(
+                "write-ahead log of {} frames copied to its end, writes held {} us, complete: {}",
+                held.logFrames(),
+                TimeUnit.NANOSECONDS.toMicros(nanos),
+                held.complete());
+    }
+
+    private Progress passive() throws SQLException {
         try (Statement statement = connection.createStatement();
                 ResultSet rs = statement.executeQuery("PRAGMA wal_checkpoint(PASSIVE)")) {
-            rs.next(); // busy, frames in the log, frames checkpointed: nothing to act on
+            rs.next(); // busy, frames in the log, frames checkpointed
+            return new Progress(rs.getLong(2), rs.getLong(3));
+        }
+    }
+
+    /**
+     * Syncs the pages copied into the database file so far, with commits going on, so that the sync of a checkpoint
+     * that holds the writes has little left to do (a sync writes every page of the file, whoever copied it).
+     */
+    private void syncDatabase() throws SQLException {
+        try (FileChannel channel = FileChannel.open(database, StandardOpenOption.READ)) {
+            channel.force(true);
+        } catch (IOException e) {
+            throw new SQLException("cannot sync " + database.getFileName(), e);
         }
     }
 

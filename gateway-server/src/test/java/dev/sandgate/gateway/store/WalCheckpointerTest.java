@@ -4,7 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -75,6 +80,44 @@ class WalCheckpointerTest {
                 .as("database file, with the rows copied into it")
                 .isGreaterThan(databaseBytes + 4 * MIB);
         Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", "burst-74-199"));
+        assertThat(last).isPresent();
+    }
+
+    @Test
+    void underCommitsWithoutAPauseTheLogStartsOverAtItsRestartSize() throws Exception {
+        store.close();
+        // 256 pages: 1 MiB. Two threads commit without a pause, so a checkpoint never finds everything copied unless
+        // it holds the writes.
+        store = new SqliteStore(
+                dir.resolve("other.db"),
+                SqliteStore.Synchronous.NORMAL,
+                SqliteStore.Tuning.DEFAULT.withLogRestartPages(256));
+        ExecutorService writers = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<?>> done = new ArrayList<>();
+            for (int t = 0; t < 2; t++) {
+                int thread = t;
+                done.add(writers.submit(() -> {
+                    for (int i = 0; i < 1_500; i++) {
+                        insert("busy-" + thread + "-" + i);
+                    }
+                }));
+            }
+            for (Future<?> f : done) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            writers.shutdownNow();
+        }
+
+        // 3,000 commits append about 85 MB of log pages; starting over at 1 MiB keeps the file near that.
+        assertThat(store.logRestarts())
+                .as("times the log was made to start over")
+                .isPositive();
+        assertThat(Files.size(dir.resolve("other.db-wal")))
+                .as("write-ahead log size")
+                .isLessThan(24 * MIB);
+        Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", "busy-1-1499"));
         assertThat(last).isPresent();
     }
 }
