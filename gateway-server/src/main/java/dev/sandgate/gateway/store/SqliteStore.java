@@ -525,6 +525,11 @@ public final class SqliteStore implements Store {
         return checkpointer == null ? 0 : checkpointer.restarts();
     }
 
+    /** How many times the checkpointer held the writes (for tests). */
+    long logHolds() {
+        return checkpointer == null ? 0 : checkpointer.holds();
+    }
+
     @Override
     public void close() {
         if (checkpointer != null) {

@@ -32,7 +32,9 @@ import org.slf4j.LoggerFactory;
  * when it began, and more has been committed by the time it ends. So once the log holds {@link #RESTART_PAGES}, this
  * thread copies and syncs all but the last moments of it with commits going on, twice (each pass leaves less), and
  * then copies the rest holding the store's writes, which wait meanwhile for a small copy and two small syncs instead
- * of the whole log. The next write starts the log over.
+ * of the whole log. The next write starts the log over. A reader that began before the hold (a rebuild of the
+ * request-id filter scans for seconds) keeps it from doing so; after such a hold, the next one waits until the log
+ * has grown by a sixteenth of the restart size, instead of meeting the same reader at every checkpoint.
  *
  * <p>The writer's own checkpoint at {@link #LOG_LIMIT_PAGES} stays as a bound, for when readers keep the log from being
  * copied to its end: it copies what is left and syncs the database file inside a commit, 10 to 30 ms here. Durability
@@ -83,6 +85,9 @@ final class WalCheckpointer implements AutoCloseable {
     private volatile long checkpointedAt;
     private volatile long checkpoints;
     private volatile long restarts;
+    private volatile long holds;
+    /** No hold before the log has this many frames again, after a hold that did not make it start over. */
+    private long retryAtFrames;
 
     /**
      * @param connection a connection of its own, in auto-commit mode; closed by {@link #close}
@@ -120,6 +125,11 @@ final class WalCheckpointer implements AutoCloseable {
         return restarts;
     }
 
+    /** How many times the writes were held (for tests). */
+    long holds() {
+        return holds;
+    }
+
     private void run() {
         while (!closed) {
             LockSupport.parkNanos(this, IDLE_INTERVAL.toNanos());
@@ -143,7 +153,11 @@ final class WalCheckpointer implements AutoCloseable {
 
     private void checkpoint() throws SQLException {
         Progress progress = passive();
-        if (progress.logFrames() < restartPages || closed) {
+        if (progress.logFrames() < restartPages) {
+            retryAtFrames = 0; // the log started over
+            return;
+        }
+        if (progress.logFrames() < retryAtFrames || closed) {
             return;
         }
         // Two passes with commits going on, each syncing what it copied, so that little is left for the held one.
@@ -158,9 +172,13 @@ final class WalCheckpointer implements AutoCloseable {
         long begin = System.nanoTime();
         Progress held = writes.held(this::passive);
         long nanos = System.nanoTime() - begin;
+        holds++;
         if (held.complete()) {
             restarts++;
         }
+        // A reader that began before the hold keeps the log from being copied to its end, or from starting over at the
+        // next write. Holding again at the next wake-up would most likely meet it again: wait for the log to grow.
+        retryAtFrames = held.logFrames() + restartPages / 16;
         log.debug(
                 "write-ahead log of {} frames copied to its end, writes held {} us, complete: {}",
                 held.logFrames(),

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -119,5 +120,55 @@ class WalCheckpointerTest {
                 .isLessThan(24 * MIB);
         Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", "busy-1-1499"));
         assertThat(last).isPresent();
+    }
+
+    @Test
+    void aReaderThatKeepsTheLogFromStartingOverIsNotMetByAHoldAtEveryCheckpoint() throws Exception {
+        store.close();
+        // 32,768 pages: the writes are held once the log has them, and after a hold that did not make the log start
+        // over, not again before it has grown by 2,048 pages, about 300 commits or five checkpoints here.
+        store = new SqliteStore(
+                dir.resolve("other.db"),
+                SqliteStore.Synchronous.NORMAL,
+                SqliteStore.Tuning.DEFAULT.withLogRestartPages(32_768));
+        int written = 0;
+        while (store.logRestarts() == 0) {
+            insert("before-" + written++);
+            assertThat(written).as("commits before the first restart").isLessThan(40_000);
+        }
+        CountDownLatch reading = new CountDownLatch(1);
+        CountDownLatch release = new CountDownLatch(1);
+        ExecutorService reader = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> read = reader.submit(() -> store.read(tx -> {
+                tx.sandboxByName("team", "before-0"); // the read transaction's snapshot begins here
+                reading.countDown();
+                try {
+                    release.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return null;
+            }));
+            assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
+            long holdsBefore = store.logHolds();
+            long restartsBefore = store.logRestarts();
+            // The log grows past 32,768 pages again (about 4,700 commits), then 3,000 more commits: some 47
+            // checkpoints that find the log long while the reader keeps it from starting over.
+            for (int i = 0; i < 7_700; i++) {
+                insert("during-" + i);
+            }
+            long holds = store.logHolds() - holdsBefore;
+            release.countDown();
+            read.get(30, TimeUnit.SECONDS);
+
+            assertThat(store.logRestarts())
+                    .as("restarts while the reader held its snapshot")
+                    .isEqualTo(restartsBefore);
+            assertThat(holds).as("holds while the reader held its snapshot").isBetween(1L, 15L);
+        } finally {
+            release.countDown();
+            reader.shutdownNow();
+        }
     }
 }
