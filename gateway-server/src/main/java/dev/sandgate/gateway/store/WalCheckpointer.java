@@ -180,7 +180,7 @@ final class WalCheckpointer implements AutoCloseable {
         // next write. Holding again at the next wake-up would most likely meet it again: wait for the log to grow.
         retryAtFrames = held.logFrames() + restartPages / 16;
         log.debug(
-                "write-ahead log of {} frames copied to its end, writes held {} us, complete: {}",
+                "write-ahead log of {} frames, writes held {} us, copied to its end: {}",
                 held.logFrames(),
                 TimeUnit.NANOSECONDS.toMicros(nanos),
                 held.complete());
