@@ -35,6 +35,15 @@ class WalCheckpointerTest {
         store.close();
     }
 
+    /** Replaces the store with one on {@code other.db} whose log is made to start over at {@code pages}. */
+    private void reopenWithLogRestartPages(long pages) {
+        store.close();
+        store = new SqliteStore(
+                dir.resolve("other.db"),
+                SqliteStore.Synchronous.NORMAL,
+                SqliteStore.Tuning.DEFAULT.withLogRestartPages(pages));
+    }
+
     private void insert(String name) {
         store.write(tx -> tx.insertSandbox(StoreRecords.sandbox(name)));
     }
@@ -86,13 +95,9 @@ class WalCheckpointerTest {
 
     @Test
     void underCommitsWithoutAPauseTheLogStartsOverAtItsRestartSize() throws Exception {
-        store.close();
         // 256 pages: 1 MiB. Two threads commit without a pause, so a checkpoint never finds everything copied unless
         // it holds the writes.
-        store = new SqliteStore(
-                dir.resolve("other.db"),
-                SqliteStore.Synchronous.NORMAL,
-                SqliteStore.Tuning.DEFAULT.withLogRestartPages(256));
+        reopenWithLogRestartPages(256);
         ExecutorService writers = Executors.newFixedThreadPool(2);
         try {
             List<Future<?>> done = new ArrayList<>();
@@ -124,13 +129,9 @@ class WalCheckpointerTest {
 
     @Test
     void aReaderThatKeepsTheLogFromStartingOverIsNotMetByAHoldAtEveryCheckpoint() throws Exception {
-        store.close();
         // 32,768 pages: the writes are held once the log has them, and after a hold that did not make the log start
         // over, not again before it has grown by 2,048 pages, about 300 commits or five checkpoints here.
-        store = new SqliteStore(
-                dir.resolve("other.db"),
-                SqliteStore.Synchronous.NORMAL,
-                SqliteStore.Tuning.DEFAULT.withLogRestartPages(32_768));
+        reopenWithLogRestartPages(32_768);
         int written = 0;
         while (store.logRestarts() == 0) {
             insert("before-" + written++);
