@@ -1658,13 +1658,18 @@ public final class Lifecycle implements AutoCloseable {
             if (e instanceof VirtualMachineError fatal) {
                 throw fatal;
             }
-            throw new DriverException(
-                    DriverErrorCode.INTERNAL,
-                    "driver " + driverName + " failed: " + e.getClass().getSimpleName(),
-                    e);
+            throw driverFailed(e);
         } finally {
             watched.remove(watch);
         }
+    }
+
+    /** A driver call that threw something other than a {@link DriverException}: the driver's own failure. */
+    private DriverException driverFailed(Throwable cause) {
+        return new DriverException(
+                DriverErrorCode.INTERNAL,
+                "driver " + driverName + " failed: " + cause.getClass().getSimpleName(),
+                cause);
     }
 
     /** Tells the callers of driver calls that overran the driver timeout that their transitions are pending. */
@@ -1696,11 +1701,7 @@ public final class Lifecycle implements AutoCloseable {
             if (e.getCause() instanceof DriverException driverException) {
                 throw driverException;
             }
-            throw new DriverException(
-                    DriverErrorCode.INTERNAL,
-                    "driver " + driverName + " failed: "
-                            + e.getCause().getClass().getSimpleName(),
-                    e.getCause());
+            throw driverFailed(e.getCause());
         } catch (TimeoutException e) {
             throw new DriverException(
                     DriverErrorCode.DEADLINE_EXCEEDED,

@@ -36,15 +36,10 @@ class DriverTimeoutTest {
             HeldStops held = createWithHeldStops(gateway);
             Sandbox created = held.sandbox();
             CountDownLatch release = held.release();
-            String requestId = TestGateway.newRequestId();
-            StopSandboxRequest stop = StopSandboxRequest.newBuilder()
-                    .setTarget(byId(created.getId()))
-                    .setRequestId(requestId)
-                    .build();
+            StopSandboxRequest stop = stopWithRequestId(created);
 
             // The driver is held until after this answer, so the answer came from the driver timeout.
-            GrpcErrors.Failure pending = GrpcErrors.failure(
-                    () -> gateway.stub().withDeadlineAfter(20, TimeUnit.SECONDS).stopSandbox(stop));
+            GrpcErrors.Failure pending = failedStop(gateway, stop, 20);
 
             assertThat(held.entered().await(0, TimeUnit.SECONDS)).isTrue();
             assertThat(pending.code()).isEqualTo(Status.Code.UNAVAILABLE);
@@ -71,13 +66,9 @@ class DriverTimeoutTest {
             HeldStops held = createWithHeldStops(gateway);
             Sandbox created = held.sandbox();
             CountDownLatch release = held.release();
-            StopSandboxRequest stop = StopSandboxRequest.newBuilder()
-                    .setTarget(byId(created.getId()))
-                    .setRequestId(TestGateway.newRequestId())
-                    .build();
+            StopSandboxRequest stop = stopWithRequestId(created);
 
-            GrpcErrors.Failure pending = GrpcErrors.failure(
-                    () -> gateway.stub().withDeadlineAfter(20, TimeUnit.SECONDS).stopSandbox(stop));
+            GrpcErrors.Failure pending = failedStop(gateway, stop, 20);
             release.countDown();
             StopSandboxResponse replay = awaitReplay(gateway, stop);
 
@@ -101,10 +92,8 @@ class DriverTimeoutTest {
                     .setTarget(byId(created.getId()))
                     .build();
 
-            GrpcErrors.Failure first = GrpcErrors.failure(
-                    () -> gateway.stub().withDeadlineAfter(20, TimeUnit.SECONDS).stopSandbox(stop));
-            GrpcErrors.Failure second = GrpcErrors.failure(
-                    () -> gateway.stub().withDeadlineAfter(1, TimeUnit.SECONDS).stopSandbox(stop));
+            GrpcErrors.Failure first = failedStop(gateway, stop, 20);
+            GrpcErrors.Failure second = failedStop(gateway, stop, 1);
             int stopsWhileHeld = gateway.driver().calls(FakeDriver.Method.STOP);
             release.countDown();
 
@@ -136,6 +125,20 @@ class DriverTimeoutTest {
 
     /** A created sandbox whose driver stops hang (counting {@code entered} down) until {@code release} opens. */
     private record HeldStops(Sandbox sandbox, CountDownLatch entered, CountDownLatch release) {}
+
+    /** How {@code stop} fails, with a deadline of {@code seconds}. */
+    private static GrpcErrors.Failure failedStop(TestGateway gateway, StopSandboxRequest stop, int seconds) {
+        return GrpcErrors.failure(() ->
+                gateway.stub().withDeadlineAfter(seconds, TimeUnit.SECONDS).stopSandbox(stop));
+    }
+
+    /** A stop of {@code sandbox} by id, with a new request_id so that its result can be replayed. */
+    private static StopSandboxRequest stopWithRequestId(Sandbox sandbox) {
+        return StopSandboxRequest.newBuilder()
+                .setTarget(byId(sandbox.getId()))
+                .setRequestId(TestGateway.newRequestId())
+                .build();
+    }
 
     private static HeldStops createWithHeldStops(TestGateway gateway) {
         Sandbox created = gateway.create("team", "agent");
