@@ -104,7 +104,7 @@ class WalCheckpointerTest {
             for (int t = 0; t < 2; t++) {
                 int thread = t;
                 done.add(writers.submit(() -> {
-                    for (int i = 0; i < 1_500; i++) {
+                    for (int i = 0; i < 3_000; i++) {
                         insert("busy-" + thread + "-" + i);
                     }
                 }));
@@ -116,14 +116,16 @@ class WalCheckpointerTest {
             writers.shutdownNow();
         }
 
-        // 3,000 commits append about 85 MB of log pages; starting over at 1 MiB keeps the file near that.
+        // 6,000 commits append about 170 MB of log pages (measured: 173 and 176 MB with the hold replaced by a plain
+        // passive checkpoint). Starting over at 1 MiB kept the file at 9 to 30 MB here: the log grows while a
+        // checkpoint syncs the database file, longer when the disk is busy, so the bound is half of the unbounded size.
         assertThat(store.logRestarts())
                 .as("times the log was made to start over")
                 .isPositive();
         assertThat(Files.size(dir.resolve("other.db-wal")))
                 .as("write-ahead log size")
-                .isLessThan(24 * MIB);
-        Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", "busy-1-1499"));
+                .isLessThan(80 * MIB);
+        Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", "busy-1-2999"));
         assertThat(last).isPresent();
     }
 
