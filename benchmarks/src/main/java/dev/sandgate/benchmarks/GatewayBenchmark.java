@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 
 /**
  * The gateway's load benchmark: starts the gateway in this JVM on 127.0.0.1 over Netty, with the reference driver
@@ -199,6 +200,7 @@ public final class GatewayBenchmark {
                         System.getProperty("java.vm.name") + " " + Runtime.version(),
                         System.getProperty("os.name") + " " + System.getProperty("os.version") + " "
                                 + System.getProperty("os.arch"),
+                        memoryOptions(),
                         Runtime.getRuntime().maxMemory(),
                         heapUsed,
                         storedCount,
@@ -383,6 +385,14 @@ public final class GatewayBenchmark {
             throw new IllegalStateException(
                     what + ": " + outcome.errors() + " calls failed, the first with " + outcome.firstError());
         }
+    }
+
+    /** The heap and collector options the JVM was started with ({@code -Xms...}, {@code -XX:...}), without paths. */
+    private static String memoryOptions() {
+        return ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
+                .filter(option -> option.startsWith("-Xm") || option.startsWith("-XX:"))
+                .filter(option -> !option.contains("/"))
+                .collect(Collectors.joining(" "));
     }
 
     private static long gcMillis() {

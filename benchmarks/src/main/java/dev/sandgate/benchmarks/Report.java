@@ -52,11 +52,13 @@ record Report(Environment environment, List<Row> rows) {
      * @param storedSandboxes the sandboxes the gateway's store held while the phases ran (counted through the API)
      * @param heapUsedAfterGcBytes the heap in use after a full collection at the end of the run
      * @param gcPauseMillis the total time the collectors reported for the measured phases
+     * @param memoryOptions the JVM's heap and collector options ({@code -X...}), as given on its command line
      */
     record Environment(
             int processors,
             String java,
             String os,
+            String memoryOptions,
             long maxHeapBytes,
             long heapUsedAfterGcBytes,
             long storedSandboxes,
@@ -79,7 +81,7 @@ record Report(Environment environment, List<Row> rows) {
                 .append(" \"paced\" rows at a fixed offered rate with latency from each call's scheduled time.\n\n");
         text.append(String.format(
                 Locale.ROOT,
-                "- machine: %d processors, %s, Java %s%n- heap: max %d MiB; %d MiB in use after a full GC at the end;"
+                "- machine: %d processors, %s, Java %s%n- heap: max %d MiB (%s); %d MiB in use after a full GC at the end;"
                         + " %d ms of GC during the measured phases%n- stored sandboxes while measuring: %,d%n"
                         + "- calls per phase: up to %d (split between the clients), phase limit %d s, warm-up %d calls"
                         + " per operation%n- run time: %d s%n%n",
@@ -87,6 +89,7 @@ record Report(Environment environment, List<Row> rows) {
                 env.os(),
                 env.java(),
                 env.maxHeapBytes() >> 20,
+                env.memoryOptions().isEmpty() ? "the JVM's defaults" : env.memoryOptions(),
                 env.heapUsedAfterGcBytes() >> 20,
                 env.gcPauseMillis(),
                 env.storedSandboxes(),
