@@ -3,6 +3,7 @@ package dev.sandgate.gateway.store;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -22,8 +23,13 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>removing an entry is always safe: a miss reads the database.
  * </ul>
  *
+ * <p>It also knows the ids whose rows a commit deleted ({@link #deleted}): a read finds none of them, as the gateway
+ * never gives a new sandbox an id used before (an insert with such an id takes it out of that set first, all the same).
+ * The driver reports every deleted resource, and the gateway looks the sandbox up for each report: at 2,000 deletes a
+ * second, without this set, 2,000 reads of the database in a burst each time a driver's watch polls.
+ *
  * <p>The gateway holds its data directory's lock, so no other process writes the database. Bounded by dropping every
- * entry when there are {@link #MAX_ENTRIES}.
+ * entry (and every deleted id) when there are {@link #MAX_ENTRIES}.
  */
 final class CommittedRows {
     static final int MAX_ENTRIES = 20_000;
@@ -55,11 +61,18 @@ final class CommittedRows {
     record Deleted(String id) implements Change {}
 
     private final ConcurrentHashMap<String, SandboxRecord> entries = new ConcurrentHashMap<>();
+    /** Ids whose rows a commit deleted; changed by the writer only. */
+    private final Set<String> deleted = ConcurrentHashMap.newKeySet();
     /** Odd while the writer applies changes; only the writer changes it. */
     private volatile long sequence;
 
     SandboxRecord get(String id) {
         return entries.get(id);
+    }
+
+    /** Whether a commit deleted the row of {@code id}: a read would find none (checked after {@link #get}). */
+    boolean deleted(String id) {
+        return deleted.contains(id);
     }
 
     /** Read before reading a row that is then offered to {@link #fill}. */
@@ -87,7 +100,10 @@ final class CommittedRows {
         try {
             for (Change change : changes) {
                 switch (change) {
-                    case Inserted i -> put(i.row());
+                    case Inserted i -> {
+                        deleted.remove(i.id());
+                        put(i.row());
+                    }
                     case Updated u -> {
                         SandboxRecord before = entries.get(u.id());
                         if (before != null && before.resourceVersion() == u.fromVersion()) {
@@ -96,7 +112,13 @@ final class CommittedRows {
                             entries.remove(u.id());
                         }
                     }
-                    case Deleted d -> entries.remove(d.id());
+                    case Deleted d -> {
+                        entries.remove(d.id());
+                        if (deleted.size() >= MAX_ENTRIES) {
+                            deleted.clear();
+                        }
+                        deleted.add(d.id());
+                    }
                 }
             }
         } finally {
@@ -108,7 +130,10 @@ final class CommittedRows {
     void forget(List<Change> changes) {
         sequence = sequence + 1;
         try {
-            changes.forEach(change -> entries.remove(change.id()));
+            changes.forEach(change -> {
+                entries.remove(change.id());
+                deleted.remove(change.id());
+            });
         } finally {
             sequence = sequence + 1;
         }

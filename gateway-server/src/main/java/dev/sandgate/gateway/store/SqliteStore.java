@@ -26,6 +26,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -73,6 +74,7 @@ public final class SqliteStore implements Store {
     private WalCheckpointer checkpointer;
     private final DecodedColumns decoded = new DecodedColumns();
     private final CommittedRows committed = new CommittedRows();
+    private final LongAdder lookUpsRead = new LongAdder();
     /**
      * The sandboxes the open write transaction has written (or tried to), kept by the writer: any other sandbox reads
      * in that transaction as last committed, so {@link #committed} answers for it.
@@ -355,10 +357,19 @@ public final class SqliteStore implements Store {
         if (known != null) {
             return Optional.of(known);
         }
+        if (committed.deleted(id)) {
+            return Optional.empty();
+        }
+        lookUpsRead.increment();
         long before = committed.sequence();
         Optional<SandboxRecord> row = read(tx -> tx.sandbox(id));
         row.ifPresent(r -> committed.fill(before, r));
         return row;
+    }
+
+    /** How many look-ups by id outside a transaction read the database (for tests). */
+    long lookUpsRead() {
+        return lookUpsRead.sum();
     }
 
     /** How many write transactions were committed (for tests). */
@@ -624,6 +635,9 @@ public final class SqliteStore implements Store {
                 SandboxRecord known = committed.get(id);
                 if (known != null) {
                     return Optional.of(known);
+                }
+                if (committed.deleted(id)) {
+                    return Optional.empty();
                 }
             }
             return one(SELECT_SANDBOX, List.of(id));

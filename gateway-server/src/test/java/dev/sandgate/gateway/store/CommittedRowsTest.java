@@ -70,6 +70,41 @@ class CommittedRowsTest extends OpenStoreTest {
     }
 
     @Test
+    void aSandboxDeletedByACommitIsKnownAbsentWithoutReadingTheDatabase() {
+        // The driver reports every deleted resource, and the gateway looks the sandbox up once more for each.
+        SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("deleted")));
+        store.write(tx -> {
+            tx.deleteSandbox(row.id(), row.resourceVersion());
+            return null;
+        });
+        long reads = store.lookUpsRead();
+
+        assertThat(store.sandbox(row.id())).isEmpty();
+        Optional<SandboxRecord> inWrite = store.write(tx -> tx.sandbox(row.id()));
+        assertThat(inWrite).isEmpty();
+        assertThat(store.lookUpsRead()).as("look-ups that read the database").isEqualTo(reads);
+        assertThat(store.sandbox("00000000-0000-4000-8000-000000000000")).isEmpty();
+        assertThat(store.lookUpsRead())
+                .as("an id no commit deleted is still read")
+                .isEqualTo(reads + 1);
+    }
+
+    @Test
+    void anIdInsertedAgainAfterItsDeleteIsNoLongerKnownAbsent() {
+        // Once its entry is dropped (the entries are bounded), only the deleted ids would answer for it.
+        CommittedRows rows = new CommittedRows();
+        SandboxRecord row = StoreRecords.sandbox("back");
+        rows.apply(List.of(new CommittedRows.Inserted(row)));
+        rows.apply(List.of(new CommittedRows.Deleted(row.id())));
+        assertThat(rows.deleted(row.id())).isTrue();
+
+        rows.apply(List.of(new CommittedRows.Inserted(row)));
+
+        assertThat(rows.deleted(row.id())).isFalse();
+        assertThat(rows.get(row.id())).isEqualTo(row);
+    }
+
+    @Test
     void aWriteThatFailsLeavesTheCommittedRow() {
         SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("steady")));
 
