@@ -57,13 +57,19 @@ class CommittedRowsTest extends OpenStoreTest {
         assertThat(kept.orElseThrow().phase()).isEqualTo(SandboxPhase.STOPPED);
     }
 
-    @Test
-    void aDeletedSandboxIsNotFoundAnyMore() {
-        SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("gone")));
+    /** Inserts a sandbox named {@code name}, then deletes it, each in a commit of its own. */
+    private SandboxRecord insertedThenDeleted(String name) {
+        SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox(name)));
         store.write(tx -> {
             tx.deleteSandbox(row.id(), row.resourceVersion());
             return null;
         });
+        return row;
+    }
+
+    @Test
+    void aDeletedSandboxIsNotFoundAnyMore() {
+        SandboxRecord row = insertedThenDeleted("gone");
 
         assertThat(store.sandbox(row.id())).isEmpty();
         assertThat(store.committedRows()).isZero();
@@ -72,11 +78,7 @@ class CommittedRowsTest extends OpenStoreTest {
     @Test
     void aSandboxDeletedByACommitIsKnownAbsentWithoutReadingTheDatabase() {
         // The driver reports every deleted resource, and the gateway looks the sandbox up once more for each.
-        SandboxRecord row = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("deleted")));
-        store.write(tx -> {
-            tx.deleteSandbox(row.id(), row.resourceVersion());
-            return null;
-        });
+        SandboxRecord row = insertedThenDeleted("deleted");
         long reads = store.lookUpsRead();
 
         assertThat(store.sandbox(row.id())).isEmpty();
