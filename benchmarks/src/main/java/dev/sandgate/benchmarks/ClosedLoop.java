@@ -39,6 +39,8 @@ final class ClosedLoop {
     /**
      * @param cpuNanos the CPU time (user and system) this whole process used during the phase: gateway, driver and
      *     clients together; -1 where the JVM cannot tell
+     * @param othersCpuShare the share of the machine's processors that other processes took during the phase
+     *     ({@link MachineCpu#othersShare}); NaN where the machine cannot tell
      */
     record Outcome(
             Latencies latencies,
@@ -47,6 +49,7 @@ final class ClosedLoop {
             String firstError,
             long elapsedNanos,
             long cpuNanos,
+            double othersCpuShare,
             Optional<Timeline> timeline) {
         double throughputPerSecond() {
             return latencies.count() / (elapsedNanos / 1e9);
@@ -132,6 +135,7 @@ final class ClosedLoop {
             }));
         }
         ready.await();
+        Optional<MachineCpu.Sample> machineBefore = MachineCpu.sample();
         long cpuBefore = processCpuNanos();
         window[0] = System.nanoTime();
         long startUptime = ManagementFactory.getRuntimeMXBean().getUptime();
@@ -141,7 +145,10 @@ final class ClosedLoop {
         }
         long elapsed = System.nanoTime() - window[0];
         long cpuAfter = processCpuNanos();
+        Optional<MachineCpu.Sample> machineAfter = MachineCpu.sample();
         long cpu = cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore;
+        double others = MachineCpu.othersShare(
+                machineBefore, machineAfter, cpu, elapsed, Runtime.getRuntime().availableProcessors());
         int successes = 0;
         long failed = 0;
         for (int c = 0; c < clients; c++) {
@@ -161,7 +168,7 @@ final class ClosedLoop {
         }
         Optional<Timeline> timeline =
                 rate > 0 ? Optional.of(new Timeline(startUptime, allDue, all.clone())) : Optional.empty();
-        return new Outcome(new Latencies(all), completed, failed, firstError.get(), elapsed, cpu, timeline);
+        return new Outcome(new Latencies(all), completed, failed, firstError.get(), elapsed, cpu, others, timeline);
     }
 
     private static void awaitQuietly(CountDownLatch latch) {

@@ -322,6 +322,7 @@ public final class GatewayBenchmark {
                 p50 / noop.latencies().percentileMillis(50),
                 p99 / noop.latencies().percentileMillis(99),
                 outcome.cpuMillisPerCall(),
+                outcome.othersCpuShare() * 100,
                 outcome.firstError() == null ? "" : outcome.firstError());
     }
 
@@ -329,12 +330,15 @@ public final class GatewayBenchmark {
     private static ClosedLoop.Outcome merge(List<ClosedLoop.Outcome> phases) {
         long elapsed = 0;
         long cpu = 0;
+        double othersTime = 0;
         long errors = 0;
         int total = 0;
         String firstError = null;
         for (ClosedLoop.Outcome phase : phases) {
             elapsed += phase.elapsedNanos();
             cpu = cpu < 0 || phase.cpuNanos() < 0 ? -1 : cpu + phase.cpuNanos();
+            // Weighted by each phase's time; NaN once any phase's is unknown.
+            othersTime += phase.othersCpuShare() * phase.elapsedNanos();
             errors += phase.errors();
             total += phase.latencies().count();
             if (firstError == null) {
@@ -349,7 +353,14 @@ public final class GatewayBenchmark {
             at += samples.length;
         }
         return new ClosedLoop.Outcome(
-                new Latencies(all), new int[0], errors, firstError, elapsed, cpu, Optional.empty());
+                new Latencies(all),
+                new int[0],
+                errors,
+                firstError,
+                elapsed,
+                cpu,
+                elapsed > 0 ? othersTime / elapsed : Double.NaN,
+                Optional.empty());
     }
 
     /**

@@ -32,6 +32,8 @@ record Report(Environment environment, List<Row> rows) {
      * @param p50VsNoop this row's median latency divided by the no-op's at the same number of clients
      * @param p99VsNoop the same for the 99th percentile
      * @param cpuMillisPerCall the CPU time the whole process (gateway, driver, clients) used per call of the phase
+     * @param othersCpuPercent the share of the machine's processors, in percent, that other processes took during the
+     *     phase; NaN where the machine cannot tell
      * @param firstError the first failed call's error, empty when none failed
      */
     record Row(
@@ -46,6 +48,7 @@ record Report(Environment environment, List<Row> rows) {
             double p50VsNoop,
             double p99VsNoop,
             double cpuMillisPerCall,
+            double othersCpuPercent,
             String firstError) {}
 
     /**
@@ -99,12 +102,12 @@ record Report(Environment environment, List<Row> rows) {
                 env.elapsed().toSeconds()));
         text.append(
                 "| clients | operation | calls | errors | ops/s | p50 ms | p99 ms | max ms | p50 / no-op | p99 / no-op |"
-                        + " CPU ms / call |\n");
-        text.append("|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+                        + " CPU ms / call | others' CPU % |\n");
+        text.append("|--:|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         for (Row row : rows) {
             text.append(String.format(
                     Locale.ROOT,
-                    "| %d | %s | %d | %d | %,.0f | %.2f | %.2f | %.1f | %s | %s | %.3f |%n",
+                    "| %d | %s | %d | %d | %,.0f | %.2f | %.2f | %.1f | %s | %s | %.3f | %s |%n",
                     row.clients(),
                     row.operation(),
                     row.calls(),
@@ -115,7 +118,10 @@ record Report(Environment environment, List<Row> rows) {
                     row.maxMillis(),
                     ratio(row.p50VsNoop()),
                     ratio(row.p99VsNoop()),
-                    row.cpuMillisPerCall()));
+                    row.cpuMillisPerCall(),
+                    Double.isNaN(row.othersCpuPercent())
+                            ? "n/a"
+                            : String.format(Locale.ROOT, "%.0f", row.othersCpuPercent())));
         }
         for (Row row : rows) {
             if (row.errors() > 0) {

@@ -43,11 +43,17 @@ class GatewayBenchmarkSmokeTest {
             assertThat(row.p50VsNoop()).isPositive().isFinite();
             assertThat(row.p99VsNoop()).isPositive().isFinite();
             assertThat(row.cpuMillisPerCall()).isPositive().isFinite();
+            if (Files.isReadable(Path.of("/proc/stat"))) {
+                assertThat(row.othersCpuPercent()).isBetween(0.0, 100.0);
+            } else {
+                assertThat(row.othersCpuPercent()).isNaN();
+            }
         });
         assertThat(report.environment().storedSandboxes()).isEqualTo(settings.storedSandboxes());
         assertThat(report.markdown())
                 .contains(
                         "| 64 | delete |",
+                        "| others' CPU % |",
                         "| 64 | delete, paced 200/s |",
                         "synchronous=NORMAL",
                         "stored sandboxes while measuring: 200");
