@@ -169,6 +169,16 @@ public final class DirectoryBackend {
         return resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
     }
 
+    /** The folder holding the records of {@code gatewayId}, for {@link #recordFile(Path, String)}. */
+    Path recordsFolder(String gatewayId) {
+        return sandboxes(gatewayId);
+    }
+
+    /** The file holding the record of {@code key}, a key already checked, in {@code recordsFolder}. */
+    static Path recordFile(Path recordsFolder, String key) {
+        return recordsFolder.resolve(key).resolve(RESOURCE_FILE);
+    }
+
     /** The version of the record in {@code file} (from {@link #recordFile}), if it exists. */
     static Optional<Version> version(Path file) {
         try {

@@ -33,8 +33,12 @@ import java.util.function.Function;
  * any thread; everything else from the subscription's one thread.
  */
 final class IncrementalScan implements DirectoryWatch.Scanner {
-    /** One record as the last look left it: its file, its version and what the driver made of it. */
-    private record Entry(Path file, DirectoryBackend.Version version, Optional<DirectoryWatch.Seen> seen) {}
+    /**
+     * One record as the last look left it: its version and what the driver made of it. Not its file's path, which a
+     * look builds again from the key: kept for every record, the paths held about 1.5 MiB of heap with 13,000 records
+     * (the gateway benchmark's live heap after a full collection: 30 to 31 MiB without them, 31 to 32 with).
+     */
+    private record Entry(DirectoryBackend.Version version, Optional<DirectoryWatch.Seen> seen) {}
 
     private final DirectoryBackend backend;
     private final String gatewayId;
@@ -42,6 +46,8 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     private final int sweepEvery;
     /** Every how many rounds of {@code sweepEvery} scans a round rereads the records it looks at. */
     private final int fullRounds;
+    /** The folder of the gateway's records. */
+    private final Path records;
 
     private final Set<String> marked = ConcurrentHashMap.newKeySet();
     private Map<String, Entry> known = new HashMap<>();
@@ -69,6 +75,7 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
         }
         this.sweepEvery = sweepEvery;
         this.fullRounds = Math.max(1, fullEvery / sweepEvery);
+        this.records = backend.recordsFolder(gatewayId);
     }
 
     @Override
@@ -163,8 +170,8 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     /** The record under {@code key} now (the same entry if its version did not change), or null if it is gone. */
     private Entry look(String key, Entry before, boolean reread) {
         looks++;
-        Path file = before != null ? before.file() : backend.recordFile(gatewayId, key);
-        Optional<DirectoryBackend.Version> version = DirectoryBackend.version(file);
+        Optional<DirectoryBackend.Version> version =
+                DirectoryBackend.version(DirectoryBackend.recordFile(records, key));
         if (version.isEmpty()) {
             return null;
         }
@@ -176,7 +183,7 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
             return null;
         }
         reads++;
-        return new Entry(file, version.get(), toSeen.apply(resource.get()));
+        return new Entry(version.get(), toSeen.apply(resource.get()));
     }
 
     /** What the watch delivers for one record going from {@code before} to {@code after} (null: absent). */
