@@ -147,8 +147,7 @@ final class ClosedLoop {
         long cpuAfter = processCpuNanos();
         Optional<MachineCpu.Sample> machineAfter = MachineCpu.sample();
         long cpu = cpuBefore < 0 || cpuAfter < 0 ? -1 : cpuAfter - cpuBefore;
-        double others = MachineCpu.othersShare(
-                machineBefore, machineAfter, cpu, elapsed, Runtime.getRuntime().availableProcessors());
+        double others = MachineCpu.othersShare(machineBefore, machineAfter, cpu, elapsed);
         int successes = 0;
         long failed = 0;
         for (int c = 0; c < clients; c++) {
