@@ -166,7 +166,7 @@ public final class DirectoryBackend {
 
     /** The file holding the record of {@code key} (which may not exist). */
     Path recordFile(String gatewayId, String key) {
-        return resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
+        return recordFile(sandboxes(gatewayId), requireSegment("key", key));
     }
 
     /** The folder holding the records of {@code gatewayId}, for {@link #recordFile(Path, String)}. */
