@@ -5,15 +5,21 @@ import static java.util.Objects.requireNonNull;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
+import java.nio.CharBuffer;
+import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
+import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -68,6 +74,8 @@ public final class DirectoryBackend {
     private static final String LABEL_PREFIX = "label.";
     private static final Duration STALE_TMP_AGE = Duration.ofMinutes(10);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+    private static final Set<OpenOption> CREATE_NEW_FILE =
+            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
 
     private final Path root;
     /** The lock of each gateway folder this backend has used; the folder exists once it is here. */
@@ -214,9 +222,10 @@ public final class DirectoryBackend {
     /**
      * Inserts a new resource with its stored spec and an empty workspace, atomically. Requires the key's lock.
      *
+     * @return the version of the record written, as {@link #version} will find it until the record changes again
      * @throws IllegalStateException if a resource is stored under the key
      */
-    public void insert(StoredResource resource, Map<String, String> spec) {
+    public Version insert(StoredResource resource, Map<String, String> spec) {
         requireLocked(resource.gatewayId(), resource.key());
         Path target = resourceFolder(resource.gatewayId(), resource.key());
         if (Files.exists(target)) {
@@ -225,13 +234,25 @@ public final class DirectoryBackend {
         Path staging =
                 gatewayFolder(resource.gatewayId()).resolve(TMP).resolve(resource.key() + "-" + UUID.randomUUID());
         try {
-            ensureDirectory(staging.getParent());
-            Files.createDirectory(staging);
+            try {
+                Files.createDirectory(staging);
+            } catch (NoSuchFileException e) {
+                Files.createDirectories(staging.getParent()); // the first insert, or tmp/ was removed behind our back
+                Files.createDirectory(staging);
+            }
             Files.createDirectory(staging.resolve(WORKSPACE));
-            writeProperties(staging.resolve(SPEC_FILE), spec, true);
-            writeProperties(staging.resolve(RESOURCE_FILE), toProperties(resource), false);
-            ensureDirectory(target.getParent());
-            Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
+            // No reader looks into tmp/, and the folder moves into place whole: its files are written where they stay.
+            writeNew(staging.resolve(SPEC_FILE), PropertiesText.of(spec), true);
+            Path record = staging.resolve(RESOURCE_FILE);
+            writeNew(record, PropertiesText.of(toProperties(resource)), false);
+            Version version = writtenVersion(record); // a rename keeps the file's identity, time and size
+            try {
+                Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
+            } catch (NoSuchFileException e) {
+                Files.createDirectories(target.getParent());
+                Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
+            }
+            return version;
         } catch (IOException e) {
             deleteTree(staging);
             throw new UncheckedIOException("cannot insert " + target, e);
@@ -242,31 +263,32 @@ public final class DirectoryBackend {
      * Replaces the record (state and labels) of an existing resource with the same backend id, atomically. Requires
      * the key's lock.
      *
+     * @return the version of the record written, as {@link #version} will find it until the record changes again
      * @throws IllegalStateException if no resource with that backend id is stored under the key
      */
-    public void replace(StoredResource resource) {
+    public Version replace(StoredResource resource) {
         requireLocked(resource.gatewayId(), resource.key());
         StoredResource current = read(resource.gatewayId(), resource.key())
                 .orElseThrow(() -> new IllegalStateException("nothing is stored under " + resource.key()));
-        write(current, resource);
+        return write(current, resource);
     }
 
     /**
      * {@link #replace} for a caller that read {@code current} while holding the key's lock, and still holds it: the
      * record cannot have changed since, so it is not read again.
      */
-    void replace(StoredResource current, StoredResource resource) {
+    Version replace(StoredResource current, StoredResource resource) {
         requireLocked(resource.gatewayId(), resource.key());
-        write(current, resource);
+        return write(current, resource);
     }
 
-    private void write(StoredResource current, StoredResource resource) {
+    private Version write(StoredResource current, StoredResource resource) {
         if (!current.key().equals(resource.key()) || !current.backendId().equals(resource.backendId())) {
             throw new IllegalStateException("the resource under " + resource.key() + " was replaced");
         }
         Path file = resourceFolder(resource.gatewayId(), resource.key()).resolve(RESOURCE_FILE);
         try {
-            writeProperties(file, toProperties(resource), false);
+            return replaceFile(file, PropertiesText.of(toProperties(resource)));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }
@@ -282,8 +304,15 @@ public final class DirectoryBackend {
         Path folder = resourceFolder(gatewayId, key);
         Path trash = gatewayFolder(gatewayId).resolve(TRASH).resolve(key + "-" + UUID.randomUUID());
         try {
-            ensureDirectory(trash.getParent());
-            Files.move(folder, trash, StandardCopyOption.ATOMIC_MOVE);
+            try {
+                Files.move(folder, trash, StandardCopyOption.ATOMIC_MOVE);
+            } catch (NoSuchFileException e) {
+                if (!Files.exists(folder, LinkOption.NOFOLLOW_LINKS)) {
+                    return false;
+                }
+                Files.createDirectories(trash.getParent()); // the first removal, or trash/ was removed behind our back
+                Files.move(folder, trash, StandardCopyOption.ATOMIC_MOVE);
+            }
         } catch (NoSuchFileException e) {
             return false;
         } catch (IOException e) {
@@ -370,21 +399,13 @@ public final class DirectoryBackend {
         }
         Path gateway = gatewayFolder(gatewayId);
         try {
-            ensureDirectory(gateway);
+            if (!Files.isDirectory(gateway)) {
+                Files.createDirectories(gateway);
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create " + gateway, e);
         }
         return locks.computeIfAbsent(gatewayId, id -> SlotLocks.of(gateway.resolve(LOCK_FILE)));
-    }
-
-    /**
-     * Creates {@code folder} (and its parents) unless it is a folder already. Looks first: creating a folder that
-     * exists costs a failed system call and an exception, and this is on every insert and removal.
-     */
-    private static void ensureDirectory(Path folder) throws IOException {
-        if (!Files.isDirectory(folder)) {
-            Files.createDirectories(folder);
-        }
     }
 
     private void requireLocked(String gatewayId, String key) {
@@ -401,27 +422,49 @@ public final class DirectoryBackend {
         return properties;
     }
 
-    /** Writes {@code properties} to a temporary file next to {@code file} and renames it over {@code file}. */
-    private static void writeProperties(Path file, Map<String, String> properties, boolean ownerOnly)
-            throws IOException {
+    /**
+     * Writes {@code text} to a temporary file next to {@code file} and renames it over {@code file}.
+     *
+     * @return the version {@code file} has then
+     */
+    private static Version replaceFile(Path file, String text) throws IOException {
         Path temporary = file.resolveSibling("." + file.getFileName() + "-" + UUID.randomUUID());
         boolean renamed = false;
         try {
-            if (ownerOnly && supportsPosix(file)) {
-                Files.createFile(temporary, PosixFilePermissions.asFileAttribute(OWNER_ONLY));
-            }
-            Files.writeString(temporary, PropertiesText.of(properties), StandardCharsets.ISO_8859_1);
+            writeNew(temporary, text, false);
+            Version version = writtenVersion(temporary); // a rename keeps the file's identity, time and size
             try {
                 Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
                 renamed = true;
             } catch (AtomicMoveNotSupportedException e) {
                 throw new IOException("the file system of " + file + " cannot rename atomically", e);
             }
+            return version;
         } finally {
             if (!renamed) {
                 Files.deleteIfExists(temporary);
             }
         }
+    }
+
+    /**
+     * Creates {@code file}, which must not exist, holding {@code text} (ASCII, as {@link PropertiesText#of} writes it;
+     * other characters fail): one open, one write, one close.
+     */
+    private static void writeNew(Path file, String text, boolean ownerOnly) throws IOException {
+        ByteBuffer bytes = StandardCharsets.US_ASCII.newEncoder().encode(CharBuffer.wrap(text));
+        FileAttribute<?>[] attributes = ownerOnly && supportsPosix(file)
+                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)}
+                : new FileAttribute<?>[0];
+        try (SeekableByteChannel channel = Files.newByteChannel(file, CREATE_NEW_FILE, attributes)) {
+            while (bytes.hasRemaining()) {
+                channel.write(bytes);
+            }
+        }
+    }
+
+    private static Version writtenVersion(Path file) throws IOException {
+        return version(file).orElseThrow(() -> new NoSuchFileException(file.toString(), null, "gone once written"));
     }
 
     /**

@@ -47,6 +47,12 @@ final class DirectoryWatch implements WatchSubscription {
 
         /** The driver changed the record under {@code key}: the next scan looks at it. Any thread. */
         void changed(String key);
+
+        /**
+         * The driver wrote {@code resource} under {@code key}, which had {@code version} once written: the next scan
+         * looks at it, and need not read it again while the record still has that version. Any thread.
+         */
+        void wrote(String key, DirectoryBackend.Version version, StoredResource resource);
     }
 
     /** The sandboxes whose observation changed, and the last observation of those that vanished. */
@@ -82,6 +88,11 @@ final class DirectoryWatch implements WatchSubscription {
     /** The driver changed the record under {@code key}; the next poll looks at it. */
     void changed(String key) {
         scan.changed(key);
+    }
+
+    /** The driver wrote {@code resource} under {@code key}, at {@code version}; the next poll looks at it. */
+    void wrote(String key, DirectoryBackend.Version version, StoredResource resource) {
+        scan.wrote(key, version, resource);
     }
 
     @Override

@@ -111,8 +111,7 @@ final class ReferenceDriver implements ComputeDriver {
             stamps.putAll(managedStamps(ref, launch));
             var resource = new StoredResource(
                     gatewayId, ref.id(), UUID.randomUUID().toString(), StoredResource.State.RUNNING, stamps);
-            backend.insert(resource, SpecCodec.encode(spec));
-            changed(ref.id());
+            wrote(resource, backend.insert(resource, SpecCodec.encode(spec)));
             LOG.log(Level.DEBUG, "created {0} at generation {1}", ref, launch.generation());
             return new CreateResult(observe(resource), true);
         }));
@@ -154,8 +153,7 @@ final class ReferenceDriver implements ComputeDriver {
                         .withLabels(Map.of(
                                 Labels.GENERATION, Long.toString(launch.generation()),
                                 Labels.POLICY_DIGEST, launch.policy().digest()));
-                backend.replace(current, launched);
-                changed(ref.id());
+                wrote(launched, backend.replace(current, launched));
                 LOG.log(Level.DEBUG, "started {0} at generation {1}", ref, launch.generation());
                 return new StartResult(observe(launched), true);
             });
@@ -181,8 +179,7 @@ final class ReferenceDriver implements ComputeDriver {
                     return new StopResult(observe(current), false);
                 }
                 StoredResource stopped = current.withState(StoredResource.State.STOPPED);
-                backend.replace(current, stopped);
-                changed(ref.id());
+                wrote(stopped, backend.replace(current, stopped));
                 LOG.log(Level.DEBUG, "stopped {0}", ref);
                 return new StopResult(observe(stopped), true);
             });
@@ -234,6 +231,13 @@ final class ReferenceDriver implements ComputeDriver {
         closed = true;
         for (DirectoryWatch watch : List.copyOf(watches)) {
             watch.close();
+        }
+    }
+
+    /** Tells every watch that this driver wrote {@code resource}, which had {@code version} once written. */
+    private void wrote(StoredResource resource, DirectoryBackend.Version version) {
+        for (DirectoryWatch watch : watches) {
+            watch.wrote(resource.key(), version, resource);
         }
     }
 

@@ -199,6 +199,86 @@ class IncrementalScanTest {
         assertThat(scan.next().removed()).isEmpty();
     }
 
+    /** Replaces the record as the driver does: then tells the scan what it wrote and the version it had. */
+    private static void replaceTelling(
+            DirectoryBackend backend, IncrementalScan scan, String key, StoredResource.State state) {
+        backend.locked(GATEWAY, key, () -> {
+            StoredResource resource = resource(key, state);
+            scan.wrote(key, backend.replace(resource), resource);
+            return null;
+        });
+    }
+
+    @Test
+    void aRecordTheDriverSaysItWroteIsDeliveredWithoutBeingReadBack() {
+        var backend = new DirectoryBackend(root);
+        insertMany(backend, 3);
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000);
+        scan.first();
+        long reads = scan.reads();
+
+        replaceTelling(backend, scan, "s1", StoredResource.State.STOPPED);
+        DirectoryWatch.Delta delta = scan.next();
+
+        assertThat(keys(delta.changed())).containsExactly("s1");
+        assertThat(delta.changed().getFirst().observation().state()).isEqualTo(SandboxState.STOPPED);
+        assertThat(scan.reads()).isEqualTo(reads);
+        assertThat(scan.told()).isEqualTo(1);
+    }
+
+    @Test
+    void aRecordRewrittenBehindTheDriversBackAfterItsWriteIsReadNotTakenFromTheDriver() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, "raced");
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000);
+        scan.first();
+        long reads = scan.reads();
+
+        replaceTelling(backend, scan, "raced", StoredResource.State.STOPPED);
+        // Another process writes the same record before the scan looks: another file, so another version.
+        replace(new DirectoryBackend(root), "raced", StoredResource.State.RUNNING);
+        DirectoryWatch.Delta delta = scan.next();
+
+        assertThat(scan.told()).isZero();
+        assertThat(scan.reads()).isEqualTo(reads + 1);
+        assertThat(delta.changed()).isEmpty(); // running before, running now: nothing to deliver
+        replaceTelling(backend, scan, "raced", StoredResource.State.STOPPED);
+        assertThat(scan.next().changed().getFirst().observation().state()).isEqualTo(SandboxState.STOPPED);
+    }
+
+    @Test
+    void aRecordTheDriverWroteAndThenRemovedIsDeliveredAsRemoved() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, "brief");
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000);
+        scan.first();
+
+        replaceTelling(backend, scan, "brief", StoredResource.State.STOPPED);
+        backend.locked(GATEWAY, "brief", () -> backend.remove(GATEWAY, "brief"));
+        scan.changed("brief");
+        DirectoryWatch.Delta delta = scan.next();
+
+        assertThat(delta.changed()).isEmpty();
+        assertThat(keys(delta.removed())).containsExactly("brief");
+        assertThat(scan.told()).isZero();
+    }
+
+    @Test
+    void theRereadingScanReadsEvenARecordTheDriverSaysItWrote() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, "a");
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 2);
+        scan.first();
+        scan.next(); // unchanged
+        long reads = scan.reads();
+
+        replaceTelling(backend, scan, "a", StoredResource.State.STOPPED);
+        scan.next(); // the second scan after the full one rereads every record
+
+        assertThat(scan.told()).isZero();
+        assertThat(scan.reads()).isEqualTo(reads + 1);
+    }
+
     @Test
     void aKeyMarkedWhileNothingChangedDeliversNothing() {
         var backend = new DirectoryBackend(root);
