@@ -23,6 +23,8 @@ import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
 import dev.sandgate.api.v1.WatchSandboxesResponse;
+import dev.sandgate.gateway.error.ErrorReason;
+import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.store.SandboxFilter;
 import io.grpc.Context;
@@ -31,6 +33,7 @@ import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 
@@ -42,12 +45,21 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
     private final Lifecycle lifecycle;
     private final ApiMapper mapper;
     private final Duration defaultWait;
+    private final Executor callExecutor;
     private final Executor watchExecutor;
 
-    public SandboxServiceImpl(Lifecycle lifecycle, Duration defaultWait, Executor watchExecutor) {
+    /**
+     * @param callExecutor runs each unary call's work (which blocks: on the store, on the driver, on a busy sandbox),
+     *     so that gRPC may call this service on its transport's threads (a server built with {@code directExecutor()})
+     *     and each call passes between threads once, not once per gRPC callback
+     * @param watchExecutor runs each watch stream
+     */
+    public SandboxServiceImpl(
+            Lifecycle lifecycle, Duration defaultWait, Executor callExecutor, Executor watchExecutor) {
         this.lifecycle = requireNonNull(lifecycle, "lifecycle is null");
         this.mapper = new ApiMapper(lifecycle.tokens(), lifecycle.driverName());
         this.defaultWait = requireNonNull(defaultWait, "defaultWait is null");
+        this.callExecutor = requireNonNull(callExecutor, "callExecutor is null");
         this.watchExecutor = requireNonNull(watchExecutor, "watchExecutor is null");
     }
 
@@ -146,6 +158,15 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
      */
     private <T> void respond(StreamObserver<T> out, Supplier<T> work) {
         Answer<T> answer = new Answer<>(out);
+        try {
+            // The call's context (its deadline, its cancellation) goes with the work.
+            callExecutor.execute(Context.current().wrap(() -> answer(answer, work)));
+        } catch (RejectedExecutionException e) {
+            answer.fail(new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down"));
+        }
+    }
+
+    private <T> void answer(Answer<T> answer, Supplier<T> work) {
         T value;
         try {
             value = lifecycle.answering(answer::fail, work);

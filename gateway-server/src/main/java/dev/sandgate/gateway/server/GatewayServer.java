@@ -14,6 +14,7 @@ import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -27,36 +28,52 @@ public final class GatewayServer implements AutoCloseable {
 
     private final Server server;
     private final HealthStatusManager health;
+    private final ExecutorService calls;
     private final ExecutorService watchers;
 
-    private GatewayServer(Server server, HealthStatusManager health, ExecutorService watchers) {
+    private GatewayServer(Server server, HealthStatusManager health, ExecutorService calls, ExecutorService watchers) {
         this.server = server;
         this.health = health;
+        this.calls = calls;
         this.watchers = watchers;
     }
 
+    /**
+     * Starts a server from {@code builder}, which this sets to {@code directExecutor()}: gRPC's callbacks run on the
+     * transport's threads, and every service registered here returns at once. The SandboxService hands each call's work
+     * to a thread of its own ({@code sandgate-call-*}) and each watch to another ({@code sandgate-watch-*}); health
+     * checks and reflection answer in place. With gRPC's default executor instead, every call passed between threads
+     * at each of its callbacks (and once more when it closed).
+     */
     public static GatewayServer start(Gateway gateway, ServerBuilder<?> builder) {
         requireNonNull(gateway, "gateway is null");
-        AtomicInteger count = new AtomicInteger();
-        ExecutorService watchers = Executors.newCachedThreadPool(runnable -> {
-            Thread thread = new Thread(runnable, "sandgate-watch-" + count.incrementAndGet());
-            thread.setDaemon(true);
-            return thread;
-        });
+        ExecutorService calls = Executors.newCachedThreadPool(daemons("sandgate-call-"));
+        ExecutorService watchers = Executors.newCachedThreadPool(daemons("sandgate-watch-"));
         HealthStatusManager health = new HealthStatusManager();
-        Server server = builder.addService(new SandboxServiceImpl(gateway.lifecycle(), DEFAULT_WAIT, watchers))
+        Server server = builder.directExecutor()
+                .addService(new SandboxServiceImpl(gateway.lifecycle(), DEFAULT_WAIT, calls, watchers))
                 .addService(health.getHealthService())
                 .addService(ProtoReflectionServiceV1.newInstance())
                 .build();
         try {
             server.start();
         } catch (IOException e) {
+            calls.shutdownNow();
             watchers.shutdownNow();
             throw new UncheckedIOException("cannot start the gRPC server: " + e.getMessage(), e);
         }
         health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
         health.setStatus(SandboxServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-        return new GatewayServer(server, health, watchers);
+        return new GatewayServer(server, health, calls, watchers);
+    }
+
+    private static ThreadFactory daemons(String prefix) {
+        AtomicInteger count = new AtomicInteger();
+        return runnable -> {
+            Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
     }
 
     /** The port the server listens on (-1 for in-process servers). */
@@ -82,6 +99,7 @@ public final class GatewayServer implements AutoCloseable {
             Thread.currentThread().interrupt();
             server.shutdownNow();
         }
+        calls.shutdownNow();
         watchers.shutdownNow();
     }
 }
