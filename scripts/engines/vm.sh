@@ -13,8 +13,24 @@ fi
 
 export SANDGATE_VM_IMAGE_DIR="${SANDGATE_VM_IMAGE_DIR:-$HOME/.cache/sandgate/vm/image}"
 "$SANDGATE_ROOT/scripts/images/vm/build.sh" "$SANDGATE_VM_IMAGE_DIR" || die "building the VM test image failed"
-if [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+# Whether a KVM guest boots here: /dev/kvm may be present while guests under it never start (nested KVM on some
+# hosts: seen on 2026-12-03, where the guest's console stayed empty). The probe boots the test image's kernel and
+# waits for its first line; if none comes, the tests run their VMs under TCG (SANDGATE_VM_ACCEL, read by VmTestImage).
+kvm_boots() {
+  local console="$SANDGATE_RUN_DIR/logs/kvm-probe-console.log"
+  rm -f "$console"
+  timeout 20 qemu-system-x86_64 -machine q35,acpi=off -accel kvm -cpu host -m 128 -nodefaults -no-user-config \
+    -display none -no-reboot -kernel "$SANDGATE_VM_IMAGE_DIR/kernel" -initrd "$SANDGATE_VM_IMAGE_DIR/initramfs.cpio" \
+    -append "console=ttyS0 panic=-1" -serial "file:$console" >"$SANDGATE_RUN_DIR/logs/kvm-probe.log" 2>&1
+  grep -q 'Linux version' "$console" 2>/dev/null
+}
+if [ -r /dev/kvm ] && [ -w /dev/kvm ] && kvm_boots; then
+  export SANDGATE_VM_ACCEL=kvm
   log "VM test image in $SANDGATE_VM_IMAGE_DIR; VMs use KVM"
+elif [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
+  export SANDGATE_VM_ACCEL=tcg
+  log "VM test image in $SANDGATE_VM_IMAGE_DIR; /dev/kvm is there but a KVM guest did not start within 20 s (see $SANDGATE_RUN_DIR/logs/kvm-probe.log), VMs use TCG emulation (about 6 s per boot)"
 else
+  export SANDGATE_VM_ACCEL=tcg
   log "VM test image in $SANDGATE_VM_IMAGE_DIR; no usable /dev/kvm, VMs use TCG emulation (about 6 s per boot)"
 fi

@@ -34,13 +34,21 @@ final class VmTestImage {
         }
     }
 
-    /** The driver's settings for tests: the test image as {@value #IMAGE}, state under {@code stateDirectory}. */
+    /**
+     * The driver's settings for tests: the test image as {@value #IMAGE}, state under {@code stateDirectory}, and the
+     * accelerator {@code $SANDGATE_VM_ACCEL} names (scripts/engines/vm.sh sets it to {@code tcg} where {@code /dev/kvm}
+     * exists but a KVM guest does not start), else the driver's default.
+     */
     static DriverConfig config(Path stateDirectory) {
-        return DriverConfig.EMPTY
+        DriverConfig config = DriverConfig.EMPTY
                 .with(VmSettings.STATE_DIRECTORY, stateDirectory.toString())
                 .with(VmSettings.KERNEL, directory().resolve("kernel").toString())
                 .with(
                         VmSettings.INITRAMFS,
                         directory().resolve("initramfs.cpio").toString());
+        String accelerator = System.getenv("SANDGATE_VM_ACCEL");
+        return accelerator != null && !accelerator.isBlank()
+                ? config.with(VmSettings.ACCELERATOR, accelerator)
+                : config;
     }
 }
