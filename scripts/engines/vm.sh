@@ -19,9 +19,10 @@ export SANDGATE_VM_IMAGE_DIR="${SANDGATE_VM_IMAGE_DIR:-$HOME/.cache/sandgate/vm/
 kvm_boots() {
   local console="$SANDGATE_RUN_DIR/logs/kvm-probe-console.log"
   rm -f "$console"
-  timeout 20 qemu-system-x86_64 -machine q35,acpi=off -accel kvm -cpu host -m 128 -nodefaults -no-user-config \
+  # In a subshell whose errors go to the log too: QEMU may abort, and bash reports that on its own stderr.
+  (timeout 20 qemu-system-x86_64 -machine q35,acpi=off -accel kvm -cpu host -m 128 -nodefaults -no-user-config \
     -display none -no-reboot -kernel "$SANDGATE_VM_IMAGE_DIR/kernel" -initrd "$SANDGATE_VM_IMAGE_DIR/initramfs.cpio" \
-    -append "console=ttyS0 panic=-1" -serial "file:$console" >"$SANDGATE_RUN_DIR/logs/kvm-probe.log" 2>&1
+    -append "console=ttyS0 panic=-1" -serial "file:$console"; exit 0) >"$SANDGATE_RUN_DIR/logs/kvm-probe.log" 2>&1
   grep -q 'Linux version' "$console" 2>/dev/null
 }
 if [ -r /dev/kvm ] && [ -w /dev/kvm ] && kvm_boots; then
@@ -29,7 +30,7 @@ if [ -r /dev/kvm ] && [ -w /dev/kvm ] && kvm_boots; then
   log "VM test image in $SANDGATE_VM_IMAGE_DIR; VMs use KVM"
 elif [ -r /dev/kvm ] && [ -w /dev/kvm ]; then
   export SANDGATE_VM_ACCEL=tcg
-  log "VM test image in $SANDGATE_VM_IMAGE_DIR; /dev/kvm is there but a KVM guest did not start within 20 s (see $SANDGATE_RUN_DIR/logs/kvm-probe.log), VMs use TCG emulation (about 6 s per boot)"
+  log "VM test image in $SANDGATE_VM_IMAGE_DIR; /dev/kvm is there but a KVM guest printed nothing within 20 s (QEMU's output: $SANDGATE_RUN_DIR/logs/kvm-probe.log), VMs use TCG emulation (about 6 s per boot)"
 else
   export SANDGATE_VM_ACCEL=tcg
   log "VM test image in $SANDGATE_VM_IMAGE_DIR; no usable /dev/kvm, VMs use TCG emulation (about 6 s per boot)"
