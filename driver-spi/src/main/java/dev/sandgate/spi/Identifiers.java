@@ -2,7 +2,6 @@ package dev.sandgate.spi;
 
 import java.util.Locale;
 import java.util.UUID;
-import java.util.regex.Pattern;
 
 /**
  * The syntax of sandbox identifiers, shared by the SPI records, the gateway and every driver.
@@ -18,9 +17,8 @@ public final class Identifiers {
     public static final int MAX_LABEL_LENGTH = 63;
     public static final int MAX_GATEWAY_ID_LENGTH = 40;
 
-    private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
-    private static final Pattern UUID_FORM =
-            Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+    /** Length of a UUID in canonical form. */
+    private static final int UUID_LENGTH = 36;
 
     private Identifiers() {}
 
@@ -29,7 +27,7 @@ public final class Identifiers {
         if (value == null || value.isEmpty()) {
             throw DriverException.invalidArgument(field, "is required");
         }
-        if (!UUID_FORM.matcher(value).matches()) {
+        if (!isCanonicalUuid(value)) {
             throw DriverException.invalidArgument(field, "must be a UUID in canonical lowercase form");
         }
         return value;
@@ -48,11 +46,49 @@ public final class Identifiers {
         if (value.length() > maxLength) {
             throw DriverException.invalidArgument(field, "must be at most " + maxLength + " characters");
         }
-        if (!DNS_LABEL.matcher(value).matches()) {
+        if (!isDnsLabel(value)) {
             throw DriverException.invalidArgument(
                     field, "must be lowercase letters, digits and '-', starting and ending with a letter or digit");
         }
         return value;
+    }
+
+    /**
+     * Whether {@code value} is 8-4-4-4-12 lowercase hexadecimal digits. Checked by hand, not by a regular expression:
+     * every call names its sandbox, and a matcher costs an allocation and a backtracking walk each time.
+     */
+    static boolean isCanonicalUuid(String value) {
+        if (value.length() != UUID_LENGTH) {
+            return false;
+        }
+        for (int i = 0; i < UUID_LENGTH; i++) {
+            char c = value.charAt(i);
+            boolean dash = i == 8 || i == 13 || i == 18 || i == 23;
+            if (dash ? c != '-' : !isLowerHex(c)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Whether {@code value} is a non-empty run of a-z, 0-9 and '-' that starts and ends with a letter or digit. */
+    static boolean isDnsLabel(String value) {
+        int last = value.length() - 1;
+        if (last < 0) {
+            return false;
+        }
+        for (int i = 0; i <= last; i++) {
+            char c = value.charAt(i);
+            boolean letterOrDigit = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+            if (!letterOrDigit && (c != '-' || i == 0 || i == last)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private static boolean isLowerHex(char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
     }
 
     /** A fresh sandbox id. Only the gateway (and tests standing in for it) mint ids. */

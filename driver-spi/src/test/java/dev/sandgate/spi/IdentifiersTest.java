@@ -3,7 +3,11 @@ package dev.sandgate.spi;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
 import java.util.UUID;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.NullAndEmptySource;
@@ -46,6 +50,55 @@ class IdentifiersTest {
     void whatIsNotADnsLabelIsRefusedNamingTheField(String label) {
         assertThat(refusal(() -> Identifiers.requireDnsLabel("ref.name", label)).getMessage())
                 .startsWith("ref.name: ");
+    }
+
+    /**
+     * The checks are written by hand for speed; the regular expressions of the contract stay here as their oracle.
+     * Strings near both forms (every single-character change of valid ids and labels, and random strings over the
+     * characters that matter) must get the same answer from both.
+     */
+    @Test
+    void theHandWrittenChecksAgreeWithTheRegularExpressionsOfTheContract() {
+        Pattern uuid = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+        Pattern dnsLabel = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+        String alphabet = "0af9gzAF-_.: \u00e9";
+        var random = new Random(20261203);
+        List<String> candidates = new ArrayList<>(List.of("", "-", "--", "a--b", "a-", "-a", "0", "z"));
+        for (String valid : List.of(Identifiers.newSandboxId(), "kit-a-1", "x")) {
+            candidates.add(valid);
+            candidates.add(valid + "a");
+            candidates.add(valid.substring(1));
+            for (int i = 0; i < valid.length(); i++) {
+                for (char c : alphabet.toCharArray()) {
+                    candidates.add(valid.substring(0, i) + c + valid.substring(i + 1));
+                }
+            }
+        }
+        for (int n = 0; n < 20_000; n++) {
+            var text = new StringBuilder();
+            int length = random.nextInt(40);
+            for (int i = 0; i < length; i++) {
+                text.append(random.nextInt(4) == 0 ? '-' : alphabet.charAt(random.nextInt(alphabet.length())));
+            }
+            candidates.add(text.toString());
+        }
+
+        int uuids = 0;
+        int labels = 0;
+        for (String candidate : candidates) {
+            boolean isUuid = uuid.matcher(candidate).matches();
+            boolean isLabel = dnsLabel.matcher(candidate).matches();
+            assertThat(Identifiers.isCanonicalUuid(candidate))
+                    .as("UUID: '%s'", candidate)
+                    .isEqualTo(isUuid);
+            assertThat(Identifiers.isDnsLabel(candidate))
+                    .as("DNS label: '%s'", candidate)
+                    .isEqualTo(isLabel);
+            uuids += isUuid ? 1 : 0;
+            labels += isLabel ? 1 : 0;
+        }
+        assertThat(uuids).as("valid UUIDs among the candidates").isGreaterThan(30);
+        assertThat(labels).as("valid DNS labels among the candidates").isGreaterThan(500);
     }
 
     @Test
