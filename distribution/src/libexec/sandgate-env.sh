@@ -19,13 +19,15 @@ java_home_major() {
   printf '%s\n' "${version%%[.+-]*}"
 }
 
-# Sets JAVA to a java of version 21 or newer: JAVA_HOME's if it qualifies, else the newest under /usr/lib/jvm.
+# Sets JAVA to a java of version 21 or newer: JAVA_HOME's if it qualifies, else the newest under /usr/lib/jvm; and
+# JAVA_MAJOR to its major version.
 find_java() {
   local major
   if [ -n "${JAVA_HOME:-}" ]; then
     major="$(java_home_major "$JAVA_HOME")"
     if [ -n "$major" ] && [ "$major" -ge 21 ]; then
       JAVA="$JAVA_HOME/bin/java"
+      JAVA_MAJOR="$major"
       return 0
     fi
   fi
@@ -43,6 +45,7 @@ find_java() {
     exit 1
   fi
   JAVA="$best/bin/java"
+  JAVA_MAJOR="$best_major"
 }
 
 # Prints a class path: every jar in lib/, then every jar of every driver folder (drivers/NAME/*.jar). A jar that an

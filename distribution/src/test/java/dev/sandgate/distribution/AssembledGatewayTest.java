@@ -120,6 +120,22 @@ class AssembledGatewayTest {
     }
 
     @Test
+    void theGatewayLogsOneLinePerTransitionAndNoJvmWarning() throws InterruptedException {
+        String id = field(cli("create", "-w", "logged", "-n", "one", "--image", "busybox"), "id");
+        cli("stop", "-w", "logged", "-n", "one");
+
+        String line = "sandbox=" + id + " op=stop";
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while (!log().contains(line) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(log())
+                .contains("transition sandbox=" + id + " op=create")
+                .contains(line)
+                .doesNotContain("WARNING:");
+    }
+
+    @Test
     void gatewayHelpListsItsOptions() {
         Distribution.Result help = Distribution.run(scratch, "sandgate-gateway", "--help");
 
@@ -138,6 +154,14 @@ class AssembledGatewayTest {
                 .as("sandgate %s\nstdout:\n%s\nstderr:\n%s", String.join(" ", args), result.out(), result.err())
                 .isZero();
         return result.out();
+    }
+
+    /** The value of a {@code name: value} line the CLI printed. */
+    private static String field(String output, String name) {
+        Matcher matcher =
+                Pattern.compile("(?m)^" + Pattern.quote(name) + ":\\s+(\\S+)").matcher(output);
+        assertThat(matcher.find()).as("a %s line in:\n%s", name, output).isTrue();
+        return matcher.group(1);
     }
 
     private static String token(String getOutput) {
