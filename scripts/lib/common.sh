@@ -44,6 +44,15 @@ quiet_maven_on_new_jdks() {
   fi
 }
 
+# JVM options for a JVM that logs through the ring buffer of conf/logback.xml (or the benchmarks' copy of it): the
+# buffer uses sun.misc.Unsafe, which JDK 23 and newer allow but warn about at start-up. bin/sandgate-gateway does the
+# same. Prints one option per line, or nothing.
+logging_jvm_opts() {
+  if [ "$(jdk_major "$JAVA_HOME")" -ge 23 ] 2>/dev/null; then
+    printf '%s\n' --sun-misc-unsafe-memory-access=allow
+  fi
+}
+
 # Run directory for daemons this command starts: pid files, logs, sockets.
 SANDGATE_RUN_DIR="${SANDGATE_RUN_DIR:-$SANDGATE_ROOT/target/run}"
 export SANDGATE_RUN_DIR
