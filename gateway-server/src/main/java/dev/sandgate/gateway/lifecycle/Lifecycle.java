@@ -91,6 +91,11 @@ public final class Lifecycle implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
     private static final int RECONCILE_PAGE = 500;
+    /**
+     * Request records removed per write transaction when pruning. Each removal rewrites a page of the request-id index
+     * (the ids are random); 100 took 0.8 ms of the writer's time at the median here, 1,000 took 6.8 ms.
+     */
+    static final int PRUNE_BATCH = 100;
 
     private final Store store;
     private final ComputeDriver driver;
@@ -1787,9 +1792,18 @@ public final class Lifecycle implements AutoCloseable {
         }
     }
 
-    /** Removes idempotency records of requests that finished before {@code cutoff}. */
+    /**
+     * Removes idempotency records of requests that finished before {@code cutoff}, {@link #PRUNE_BATCH} per write
+     * transaction, so that lifecycle writes go on between the batches however many records have aged.
+     */
     public int pruneRequests(Instant cutoff) {
-        return store.write(tx -> tx.pruneRequests(cutoff));
+        int pruned = 0;
+        int batch;
+        do {
+            batch = store.write(tx -> tx.pruneRequests(cutoff, PRUNE_BATCH));
+            pruned += batch;
+        } while (batch == PRUNE_BATCH);
+        return pruned;
     }
 
     private Instant now() {

@@ -67,7 +67,19 @@ final class SqliteStatements {
     static final String COMPLETE_REQUEST = "UPDATE request SET state = 'DONE', result_json = ?, complete_ms = ?"
             + " WHERE request_id = ? AND state = 'PENDING'";
 
-    static final String PRUNE_REQUESTS = "DELETE FROM request WHERE state = 'DONE' AND complete_ms < ?";
+    /**
+     * Requests are stored in the order they were admitted (rowid), which is the order of create_ms; the pruning finds
+     * where the records admitted since its cutoff begin by bisecting the rowids with these two.
+     */
+    static final String REQUEST_ROWIDS =
+            "SELECT (SELECT min(rowid) FROM request), (SELECT max(rowid) FROM request)"; // each one b-tree descent
+
+    static final String FIRST_REQUEST_FROM =
+            "SELECT rowid, create_ms FROM request WHERE rowid >= ? ORDER BY rowid LIMIT 1";
+
+    /** The oldest finished requests completed before a cutoff, among those admitted before a rowid, up to a limit. */
+    static final String PRUNE_REQUESTS = "DELETE FROM request WHERE rowid IN (SELECT rowid FROM request"
+            + " WHERE rowid < ? AND state = 'DONE' AND complete_ms < ? ORDER BY rowid LIMIT ?)";
 
     static final String SELECT_META = "SELECT meta_value FROM gateway_meta WHERE meta_key = ?";
 

@@ -54,6 +54,11 @@ public final class SqliteStore implements Store {
 
     private static final Logger log = LoggerFactory.getLogger(SqliteStore.class);
     private static final int READERS = 4;
+    /**
+     * The writer's page cache in KiB (SQLite's default is 2 MiB), native memory outside the Java heap: with 10,000
+     * sandboxes and the day's request records the pages of a commit were often no longer cached and read again.
+     */
+    private static final int WRITER_CACHE_KIB = 16 * 1024;
     /** SQLite's primary result code for a constraint violation. */
     private static final int SQLITE_CONSTRAINT = 19;
     /** SQLite's primary result code for a locked database. */
@@ -129,6 +134,8 @@ public final class SqliteStore implements Store {
             // that grew to LOG_LIMIT_PAGES, which makes the log start over.
             try (Statement statement = writer.connection.createStatement()) {
                 statement.execute("PRAGMA wal_autocheckpoint=" + WalCheckpointer.LOG_LIMIT_PAGES);
+                // The pages the writer changes stay in its cache between commits, instead of being read again.
+                statement.execute("PRAGMA cache_size=-" + WRITER_CACHE_KIB);
             }
             writer.connection.commit();
             try {
@@ -936,15 +943,55 @@ public final class SqliteStore implements Store {
         }
 
         @Override
-        public int pruneRequests(Instant cutoff) {
+        public int pruneRequests(Instant cutoff, int limit) {
             requireWritable();
+            if (limit < 1) {
+                throw new IllegalArgumentException("limit must be positive: " + limit);
+            }
             try {
+                long cutoffMs = cutoff.toEpochMilli();
                 PreparedStatement statement = db.prepare(PRUNE_REQUESTS);
-                bind(statement, List.of(cutoff.toEpochMilli()));
+                bind(statement, List.of(firstAdmittedSince(cutoffMs), cutoffMs, limit));
                 return statement.executeUpdate();
             } catch (SQLException e) {
                 throw new StoreException("pruning requests failed", e);
             }
+        }
+
+        /**
+         * The rowid from which requests were admitted at or after {@code cutoffMs}: each admission appends a row with
+         * a larger rowid than any stored, so create_ms rises with the rowid and a bisection finds it in a few dozen
+         * index look-ups, however many records there are. Should the clock have stepped back, the bisection finds one
+         * of the points where create_ms crosses the cutoff, and the rows beyond it wait for a later pruning; a record
+         * is never removed before its retention, which the pruning's own condition on complete_ms decides.
+         */
+        private long firstAdmittedSince(long cutoffMs) throws SQLException {
+            long low;
+            long high;
+            try (ResultSet rs = db.prepare(REQUEST_ROWIDS).executeQuery()) {
+                rs.next();
+                low = rs.getLong(1);
+                if (rs.wasNull()) {
+                    return 0; // no requests
+                }
+                high = rs.getLong(2) + 1;
+            }
+            PreparedStatement first = db.prepare(FIRST_REQUEST_FROM);
+            // Rows below low were admitted before the cutoff; the answer is at most high.
+            while (low < high) {
+                long middle = low + (high - low) / 2;
+                first.setLong(1, middle);
+                try (ResultSet rs = first.executeQuery()) {
+                    rs.next(); // a row exists: middle < high <= max + 1
+                    long rowid = rs.getLong(1);
+                    if (rs.getLong(2) < cutoffMs) {
+                        low = rowid + 1;
+                    } else {
+                        high = middle;
+                    }
+                }
+            }
+            return low;
         }
 
         @Override

@@ -40,8 +40,11 @@ public interface StoreTransaction {
     /** Records the result of a request admitted earlier (its record must exist and not be done). */
     void completeRequest(String requestId, RequestResult result, Instant completeTime);
 
-    /** Removes finished request records completed before {@code cutoff}; returns how many. */
-    int pruneRequests(Instant cutoff);
+    /**
+     * Removes up to {@code limit} finished request records completed before {@code cutoff}, oldest first; returns how
+     * many. Fewer than {@code limit} means none is left to remove.
+     */
+    int pruneRequests(Instant cutoff, int limit);
 
     Optional<String> meta(String key);
 

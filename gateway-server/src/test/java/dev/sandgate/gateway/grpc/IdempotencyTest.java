@@ -229,6 +229,43 @@ class IdempotencyTest {
     }
 
     @Test
+    @DisplayName("more records than one pruning batch (100) are all pruned, and none that is younger")
+    void pruningGoesOnPastOneBatch() throws InterruptedException {
+        List<String> old = new ArrayList<>();
+        for (int i = 0; i < 250; i++) {
+            String requestId = newRequestId();
+            failure(() -> gateway.stub().stopSandbox(stop(requestId, "team", "absent"))); // recorded as NOT_FOUND
+            old.add(requestId);
+        }
+        Thread.sleep(2);
+        Instant cutoff = Instant.now();
+        Thread.sleep(2);
+        String young = newRequestId();
+        gateway.stub()
+                .createSandbox(TestGateway.createRequest("team", "agent")
+                        .setRequestId(young)
+                        .build());
+
+        int pruned = gateway.gateway().lifecycle().pruneRequests(cutoff);
+
+        assertThat(pruned).isEqualTo(250);
+        for (String requestId : old) {
+            assertThat(failure(() -> gateway.stub()
+                                    .getOperation(GetOperationRequest.newBuilder()
+                                            .setRequestId(requestId)
+                                            .build()))
+                            .reason())
+                    .isEqualTo("OPERATION_NOT_FOUND");
+        }
+        assertThat(gateway.stub()
+                        .getOperation(GetOperationRequest.newBuilder()
+                                .setRequestId(young)
+                                .build())
+                        .getDone())
+                .isTrue();
+    }
+
+    @Test
     @DisplayName("a malformed request_id is INVALID_ARGUMENT and nothing is written")
     void malformedRequestId() {
         GrpcErrors.Failure failure = failure(() -> gateway.stub()

@@ -176,7 +176,7 @@ class RequestIdsTest {
             for (String id : old) {
                 tx.completeRequest(id, RequestResult.success("STOPPED_NOW", null, 1, 0), T0);
             }
-            return tx.pruneRequests(T0.plusSeconds(1));
+            return tx.pruneRequests(T0.plusSeconds(1), 100);
         });
         List<String> recent = insert(40, T0.plusSeconds(5));
 

@@ -129,8 +129,8 @@ class SqliteStoreTest {
                         .orElseThrow()
                         .outcome())
                 .isEqualTo("STOPPED_NOW");
-        int notYet = store.write(tx -> tx.pruneRequests(t.plusSeconds(1)));
-        int pruned = store.write(tx -> tx.pruneRequests(t.plusSeconds(2)));
+        int notYet = store.write(tx -> tx.pruneRequests(t.plusSeconds(1), 10));
+        int pruned = store.write(tx -> tx.pruneRequests(t.plusSeconds(2), 10));
         Optional<RequestRecord> gone = store.read(tx -> tx.request("r1"));
         assertThat(notYet).isZero();
         assertThat(pruned).isEqualTo(1);
