@@ -6,6 +6,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
@@ -23,6 +24,7 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,6 +37,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -74,6 +77,13 @@ public final class DirectoryBackend {
     private static final String LABEL_PREFIX = "label.";
     private static final Duration STALE_TMP_AGE = Duration.ofMinutes(10);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
+    /** Each thread's buffer for reading files: more than a record or a spec holds. */
+    private static final ThreadLocal<ByteBuffer> READ_BUFFER = ThreadLocal.withInitial(() -> ByteBuffer.allocate(8192));
+    /** What this process's staging, trash and temporary names begin with; see {@link #uniqueSuffix}. */
+    private static final String PROCESS_PREFIX =
+            Long.toString(new SecureRandom().nextLong() >>> 1, Character.MAX_RADIX) + "-";
+
+    private static final AtomicLong NAMES = new AtomicLong();
     private static final Set<OpenOption> CREATE_NEW_FILE =
             Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
 
@@ -231,8 +241,7 @@ public final class DirectoryBackend {
         if (Files.exists(target)) {
             throw new IllegalStateException("a resource is stored under " + target);
         }
-        Path staging =
-                gatewayFolder(resource.gatewayId()).resolve(TMP).resolve(resource.key() + "-" + UUID.randomUUID());
+        Path staging = gatewayFolder(resource.gatewayId()).resolve(TMP).resolve(resource.key() + "-" + uniqueSuffix());
         try {
             try {
                 Files.createDirectory(staging);
@@ -302,7 +311,7 @@ public final class DirectoryBackend {
     public boolean remove(String gatewayId, String key) {
         requireLocked(gatewayId, key);
         Path folder = resourceFolder(gatewayId, key);
-        Path trash = gatewayFolder(gatewayId).resolve(TRASH).resolve(key + "-" + UUID.randomUUID());
+        Path trash = gatewayFolder(gatewayId).resolve(TRASH).resolve(key + "-" + uniqueSuffix());
         try {
             try {
                 Files.move(folder, trash, StandardCopyOption.ATOMIC_MOVE);
@@ -318,7 +327,7 @@ public final class DirectoryBackend {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot remove " + folder, e);
         }
-        deleteTree(trash);
+        deleteResource(trash);
         return true;
     }
 
@@ -428,7 +437,7 @@ public final class DirectoryBackend {
      * @return the version {@code file} has then
      */
     private static Version replaceFile(Path file, String text) throws IOException {
-        Path temporary = file.resolveSibling("." + file.getFileName() + "-" + UUID.randomUUID());
+        Path temporary = file.resolveSibling("." + file.getFileName() + "-" + uniqueSuffix());
         boolean renamed = false;
         try {
             writeNew(temporary, text, false);
@@ -468,22 +477,40 @@ public final class DirectoryBackend {
     }
 
     /**
-     * The text of a small file in one read (strict UTF-8: malformed input fails as it does for a buffered reader).
-     * Records are read on every lifecycle call and by every watch scan; a buffered reader allocates 16 KiB of buffers
-     * and asks the file for its available bytes on every fill. The records written here are ASCII, which needs no
-     * decoding.
+     * The text of a small file (strict UTF-8: malformed input fails as it does for a buffered reader). Records are read
+     * on every lifecycle call and by every watch scan: one open, a read into this thread's buffer (larger than a
+     * record), the read that finds the end, one close, and no allocation but the text's. {@link Files#readAllBytes}
+     * also asks the file for its size first, and a buffered reader allocates 16 KiB of buffers and asks for the
+     * available bytes on every fill. The records written here are ASCII, which needs no decoding.
      */
     private static String readText(Path file) throws IOException {
-        byte[] bytes = Files.readAllBytes(file);
-        for (byte b : bytes) {
-            if (b < 0) {
+        ByteBuffer buffer = READ_BUFFER.get().clear();
+        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+            while (channel.read(buffer) >= 0) {
+                if (!buffer.hasRemaining()) {
+                    buffer = ByteBuffer.allocate(buffer.capacity() * 2).put(buffer.flip()); // a large file: grow
+                }
+            }
+        }
+        byte[] bytes = buffer.array();
+        int length = buffer.position();
+        for (int i = 0; i < length; i++) {
+            if (bytes[i] < 0) {
                 return StandardCharsets.UTF_8
                         .newDecoder()
-                        .decode(ByteBuffer.wrap(bytes))
+                        .decode(ByteBuffer.wrap(bytes, 0, length))
                         .toString();
             }
         }
-        return new String(bytes, StandardCharsets.ISO_8859_1);
+        return new String(bytes, 0, length, StandardCharsets.ISO_8859_1);
+    }
+
+    /**
+     * A name part that no other staging, trash or temporary entry of any process gets: this process's random prefix
+     * and a count. {@link UUID#randomUUID} would ask the system's secure random source on every write.
+     */
+    private static String uniqueSuffix() {
+        return PROCESS_PREFIX + Long.toString(NAMES.incrementAndGet(), Character.MAX_RADIX);
     }
 
     private static boolean supportsPosix(Path file) {
@@ -502,6 +529,22 @@ public final class DirectoryBackend {
             throw new UncheckedIOException("cannot list " + folder, e);
         }
         return names;
+    }
+
+    /**
+     * Deletes a resource folder moved to {@code trash/}: the files and the workspace the layout has, then the folder,
+     * a few system calls; {@link #deleteTree} walks whatever else it holds (a workspace with files, a leftover
+     * temporary record).
+     */
+    private static void deleteResource(Path folder) {
+        try {
+            Files.deleteIfExists(folder.resolve(RESOURCE_FILE));
+            Files.deleteIfExists(folder.resolve(SPEC_FILE));
+            Files.deleteIfExists(folder.resolve(WORKSPACE));
+            Files.delete(folder);
+        } catch (IOException e) {
+            deleteTree(folder); // not empty, or not of the layout: walk it
+        }
     }
 
     private static void deleteTree(Path tree) {

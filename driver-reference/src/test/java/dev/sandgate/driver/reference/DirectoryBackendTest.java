@@ -103,6 +103,30 @@ class DirectoryBackendTest {
     }
 
     @Test
+    void removeOfAResourceWithNothingInItsWorkspaceLeavesNothingBehind() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, resource("one"), Map.of("image", "busybox"));
+
+        assertThat(backend.locked(GATEWAY, "one", () -> backend.remove(GATEWAY, "one")))
+                .isTrue();
+
+        assertThat(backend.resourceFolder(GATEWAY, "one")).doesNotExist();
+        assertThat(root.resolve(GATEWAY).resolve("trash")).isEmptyDirectory();
+    }
+
+    @Test
+    void aSpecLargerThanTheReadBufferIsReadBackWhole() {
+        var backend = new DirectoryBackend(root);
+        String large = "x".repeat(20_000) + "\u00e9 and more";
+        insert(backend, resource("one"), Map.of("env.LARGE", large, "image", "busybox"));
+
+        assertThat(backend.readSpec(GATEWAY, "one"))
+                .containsEntry("env.LARGE", large)
+                .containsEntry("image", "busybox");
+        assertThat(backend.read(GATEWAY, "one")).contains(resource("one"));
+    }
+
+    @Test
     void sweepDeletesWhatACrashedProcessLeftInTheTrash() throws IOException {
         var backend = new DirectoryBackend(root);
         Path leftover = root.resolve(GATEWAY).resolve("trash").resolve("one-crashed");
