@@ -74,9 +74,12 @@ class WalCheckpointerTest {
         // everything copied, or when the writer's own limit is reached.
         long limitBytes = WalCheckpointer.LOG_LIMIT_PAGES * 4096L;
         long databaseBytes = Files.size(dir.resolve("store.db"));
-        for (int burst = 0; burst < 75; burst++) {
+        // Bursts of as many commits as wake the background thread, each waiting for its checkpoint.
+        int perBurst = (int) WalCheckpointer.EVERY_COMMITS;
+        int bursts = Math.ceilDiv(15_000, perBurst);
+        for (int burst = 0; burst < bursts; burst++) {
             long checkpoints = store.checkpoints();
-            for (int i = 0; i < 200; i++) {
+            for (int i = 0; i < perBurst; i++) {
                 insert("burst-" + burst + "-" + i);
             }
             awaitCheckpointsAbove(checkpoints);
@@ -89,7 +92,8 @@ class WalCheckpointerTest {
         assertThat(Files.size(dir.resolve("store.db")))
                 .as("database file, with the rows copied into it")
                 .isGreaterThan(databaseBytes + 4 * MIB);
-        Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", "burst-74-199"));
+        String lastName = "burst-" + (bursts - 1) + "-" + (perBurst - 1);
+        Optional<SandboxRecord> last = store.read(tx -> tx.sandboxByName("team", lastName));
         assertThat(last).isPresent();
     }
 
@@ -132,7 +136,7 @@ class WalCheckpointerTest {
     @Test
     void aReaderThatKeepsTheLogFromStartingOverIsNotMetByAHoldAtEveryCheckpoint() throws Exception {
         // 32,768 pages: the writes are held once the log has them, and after a hold that did not make the log start
-        // over, not again before it has grown by 2,048 pages, about 300 commits or five checkpoints here.
+        // over, not again before it has grown by 2,048 pages, about 300 commits here.
         reopenWithLogRestartPages(32_768);
         int written = 0;
         while (store.logRestarts() == 0) {
@@ -156,8 +160,8 @@ class WalCheckpointerTest {
             assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
             long holdsBefore = store.logHolds();
             long restartsBefore = store.logRestarts();
-            // The log grows past 32,768 pages again (about 4,700 commits), then 3,000 more commits: some 47
-            // checkpoints that find the log long while the reader keeps it from starting over.
+            // The log grows past 32,768 pages again (about 4,700 commits), then 3,000 more commits: checkpoints (one
+            // per 1,024 commits, and one a second) that find the log long while the reader keeps it from starting over.
             for (int i = 0; i < 7_700; i++) {
                 insert("during-" + i);
             }
