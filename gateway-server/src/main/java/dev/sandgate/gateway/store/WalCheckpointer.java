@@ -46,8 +46,8 @@ final class WalCheckpointer implements AutoCloseable {
     /**
      * A checkpoint after this many commits: seldom enough that a page written by many commits meanwhile (the last page
      * of a table, a row changed by an operation's intent and again by its result) is copied once, and that the two
-     * syncs of each checkpoint stay few (a few checkpoints a second at 2,000 operations a second), yet the log
-     * between two checkpoints stays a few MiB.
+     * syncs of each checkpoint stay few (a few checkpoints a second at 2,000 operations a second), yet what the log
+     * holds beyond the last checkpoint stays some tens of MiB at most.
      */
     static final long EVERY_COMMITS = 1024;
     /** The writer's own checkpoint threshold ({@code wal_autocheckpoint}), in pages: 256 MiB of 4 KiB pages. */
