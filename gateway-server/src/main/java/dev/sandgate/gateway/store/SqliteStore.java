@@ -108,16 +108,19 @@ public final class SqliteStore implements Store {
      * @param requestIdsExpected the fewest ids the request-id filter is sized for (small, to rebuild it)
      * @param scanHook called by each rebuild of that filter once its snapshot has begun (to hold it there)
      * @param logRestartPages how long a write-ahead log is made to start over
+     * @param checkpointEveryCommits how many commits wake the background checkpoint
      */
-    record Tuning(long requestIdsExpected, RequestIds.ScanHook scanHook, long logRestartPages) {
-        static final Tuning DEFAULT = new Tuning(RequestIds.MIN_EXPECTED, () -> {}, WalCheckpointer.RESTART_PAGES);
+    record Tuning(
+            long requestIdsExpected, RequestIds.ScanHook scanHook, long logRestartPages, long checkpointEveryCommits) {
+        static final Tuning DEFAULT = new Tuning(
+                RequestIds.MIN_EXPECTED, () -> {}, WalCheckpointer.RESTART_PAGES, WalCheckpointer.EVERY_COMMITS);
 
         Tuning withRequestIds(long expected, RequestIds.ScanHook hook) {
-            return new Tuning(expected, hook, logRestartPages);
+            return new Tuning(expected, hook, logRestartPages, checkpointEveryCommits);
         }
 
-        Tuning withLogRestartPages(long pages) {
-            return new Tuning(requestIdsExpected, scanHook, pages);
+        Tuning withLogRestart(long pages, long everyCommits) {
+            return new Tuning(requestIdsExpected, scanHook, pages, everyCommits);
         }
     }
 
@@ -153,7 +156,12 @@ public final class SqliteStore implements Store {
             Db checkpoints = open(synchronous);
             checkpoints.connection.setAutoCommit(true);
             checkpointer = new WalCheckpointer(
-                    checkpoints.connection, file, () -> commits, this::holdingWrites, tuning.logRestartPages());
+                    checkpoints.connection,
+                    file,
+                    () -> commits,
+                    this::holdingWrites,
+                    tuning.logRestartPages(),
+                    tuning.checkpointEveryCommits());
         } catch (SQLException e) {
             close();
             throw new StoreException("cannot open the store at " + file, e);

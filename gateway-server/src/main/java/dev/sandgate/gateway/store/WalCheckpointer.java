@@ -85,6 +85,7 @@ final class WalCheckpointer implements AutoCloseable {
     private final LongSupplier commits;
     private final Writes writes;
     private final long restartPages;
+    private final long everyCommits;
     private final Thread thread;
     private volatile boolean closed;
     private volatile long checkpointedAt;
@@ -100,13 +101,24 @@ final class WalCheckpointer implements AutoCloseable {
      * @param commits the store's count of commits so far
      * @param writes holds the store's writes for the end of a checkpoint that lets the log start over
      * @param restartPages how long a log is made to start over ({@link #RESTART_PAGES}, less in tests)
+     * @param everyCommits how many commits wake this thread ({@link #EVERY_COMMITS}, less in tests)
      */
-    WalCheckpointer(Connection connection, Path database, LongSupplier commits, Writes writes, long restartPages) {
+    WalCheckpointer(
+            Connection connection,
+            Path database,
+            LongSupplier commits,
+            Writes writes,
+            long restartPages,
+            long everyCommits) {
         this.connection = requireNonNull(connection, "connection is null");
         this.database = requireNonNull(database, "database is null");
         this.commits = requireNonNull(commits, "commits is null");
         this.writes = requireNonNull(writes, "writes is null");
         this.restartPages = restartPages;
+        if (everyCommits < 1) {
+            throw new IllegalArgumentException("everyCommits must be at least 1, was " + everyCommits);
+        }
+        this.everyCommits = everyCommits;
         this.checkpointedAt = commits.getAsLong();
         this.thread =
                 Thread.ofPlatform().name("sandgate-store-checkpoint").daemon().unstarted(this::run);
@@ -115,7 +127,7 @@ final class WalCheckpointer implements AutoCloseable {
 
     /** Called by the writer after each commit: wakes the thread when a checkpoint is due. Cheap. */
     void committed(long commitCount) {
-        if (commitCount - checkpointedAt >= EVERY_COMMITS) {
+        if (commitCount - checkpointedAt >= everyCommits) {
             LockSupport.unpark(thread);
         }
     }
