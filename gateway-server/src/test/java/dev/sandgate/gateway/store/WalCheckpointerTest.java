@@ -141,8 +141,10 @@ class WalCheckpointerTest {
     @Test
     void aReaderThatKeepsTheLogFromStartingOverIsNotMetByAHoldAtEveryCheckpoint() throws Exception {
         // 32,768 pages: the writes are held once the log has them, and after a hold that did not make the log start
-        // over, not again before it has grown by 2,048 pages, about 300 commits here.
-        reopenWithLogRestart(32_768, WalCheckpointer.EVERY_COMMITS);
+        // over, not again before it has grown by 2,048 pages, about 300 commits or five checkpoints here. A checkpoint
+        // every 64 commits: with the gateway's 1,024 there are too few checkpoints below for a hold at each of them to
+        // exceed the bound (measured: the test passed with the wait after a hold removed).
+        reopenWithLogRestart(32_768, 64);
         int written = 0;
         while (store.logRestarts() == 0) {
             insert("before-" + written++);
@@ -165,8 +167,8 @@ class WalCheckpointerTest {
             assertThat(reading.await(30, TimeUnit.SECONDS)).isTrue();
             long holdsBefore = store.logHolds();
             long restartsBefore = store.logRestarts();
-            // The log grows past 32,768 pages again (about 4,700 commits), then 3,000 more commits: checkpoints (one
-            // per 1,024 commits, and one a second) that find the log long while the reader keeps it from starting over.
+            // The log grows past 32,768 pages again (about 4,700 commits), then 3,000 more commits: some 47
+            // checkpoints that find the log long while the reader keeps it from starting over.
             for (int i = 0; i < 7_700; i++) {
                 insert("during-" + i);
             }
