@@ -2,19 +2,7 @@ package dev.sandgate.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.grpc.ManagedChannel;
-import io.grpc.StatusRuntimeException;
-import io.grpc.health.v1.HealthCheckRequest;
-import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
-import io.grpc.health.v1.HealthGrpc;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -28,45 +16,24 @@ import org.junit.jupiter.api.io.TempDir;
  * gRPC health to say SERVING, and drives sandboxes through it with bin/sandgate.
  */
 class AssembledGatewayTest {
-    private static final Duration START_LIMIT = Duration.ofSeconds(90);
     private static final Pattern TOKEN = Pattern.compile("(?m)^token:\\s+(\\S+)$");
 
     @TempDir
     static Path scratch;
 
-    private static Process gateway;
+    private static RunningGateway gateway;
     private static String target;
 
     @BeforeAll
     static void startGateway() throws Exception {
-        Path ready = scratch.resolve("ready");
-        gateway = Distribution.launcher(
-                        "sandgate-gateway",
-                        List.of(
-                                "--listen",
-                                "127.0.0.1:0",
-                                "--ready-file",
-                                ready.toString(),
-                                "--data-dir",
-                                scratch.resolve("data").toString(),
-                                "--driver",
-                                "reference",
-                                "--driver-property",
-                                "reference.directory=" + scratch.resolve("sandboxes")))
-                .redirectErrorStream(true)
-                .redirectOutput(scratch.resolve("gateway.log").toFile())
-                .start();
-        target = awaitReadyFile(ready);
-        awaitServing(target);
+        gateway = RunningGateway.start(scratch);
+        target = gateway.target();
     }
 
     @AfterAll
     static void stopGateway() throws InterruptedException {
         if (gateway != null) {
-            gateway.destroy();
-            if (!gateway.waitFor(30, TimeUnit.SECONDS)) {
-                gateway.destroyForcibly().waitFor();
-            }
+            gateway.close();
         }
     }
 
@@ -170,54 +137,7 @@ class AssembledGatewayTest {
         return matcher.group(1);
     }
 
-    /** Waits for the gateway to write HOST:PORT to its ready file; fails early if the process ends. */
-    private static String awaitReadyFile(Path ready) throws IOException, InterruptedException {
-        Instant deadline = Instant.now().plus(START_LIMIT);
-        while (Instant.now().isBefore(deadline)) {
-            if (Files.exists(ready)) {
-                return Files.readString(ready, StandardCharsets.UTF_8).trim();
-            }
-            if (gateway.waitFor(100, TimeUnit.MILLISECONDS)) {
-                throw new AssertionError("the gateway exited with status " + gateway.exitValue() + ":\n" + log());
-            }
-        }
-        throw new AssertionError("the gateway wrote no ready file within " + START_LIMIT.toSeconds() + " s:\n" + log());
-    }
-
-    /** Polls grpc.health.v1 until the gateway reports SERVING. */
-    private static void awaitServing(String address) throws InterruptedException {
-        int colon = address.lastIndexOf(':');
-        ManagedChannel channel = NettyChannelBuilder.forAddress(
-                        address.substring(0, colon), Integer.parseInt(address.substring(colon + 1)))
-                .usePlaintext()
-                .build();
-        try {
-            HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
-            Instant deadline = Instant.now().plus(START_LIMIT);
-            ServingStatus status = ServingStatus.UNKNOWN;
-            while (status != ServingStatus.SERVING && Instant.now().isBefore(deadline)) {
-                try {
-                    status = health.withDeadlineAfter(5, TimeUnit.SECONDS)
-                            .check(HealthCheckRequest.getDefaultInstance())
-                            .getStatus();
-                } catch (StatusRuntimeException e) {
-                    status = ServingStatus.UNKNOWN;
-                }
-                if (status != ServingStatus.SERVING && gateway.waitFor(100, TimeUnit.MILLISECONDS)) {
-                    throw new AssertionError("the gateway exited with status " + gateway.exitValue() + ":\n" + log());
-                }
-            }
-            assertThat(status).as("health of the gateway at %s", address).isEqualTo(ServingStatus.SERVING);
-        } finally {
-            channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
-        }
-    }
-
     private static String log() {
-        try {
-            return Files.readString(scratch.resolve("gateway.log"), StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            return "(no log: " + e.getMessage() + ")";
-        }
+        return gateway.log();
     }
 }

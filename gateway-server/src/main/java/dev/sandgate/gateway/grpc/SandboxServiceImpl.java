@@ -32,6 +32,8 @@ import io.grpc.Deadline;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -47,6 +49,7 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
     private final Duration defaultWait;
     private final Executor callExecutor;
     private final Executor watchExecutor;
+    private final Set<WatchStream> watches = ConcurrentHashMap.newKeySet();
 
     /**
      * @param callExecutor runs each unary call's work (which blocks: on the store, on the driver, on a busy sandbox),
@@ -118,8 +121,31 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
             out.onError(ErrorMapper.toStatusException(e));
             return;
         }
-        WatchStream.start(
-                lifecycle, mapper, filter, (ServerCallStreamObserver<WatchSandboxesResponse>) out, watchExecutor);
+        try {
+            WatchStream.start(
+                    lifecycle,
+                    mapper,
+                    filter,
+                    (ServerCallStreamObserver<WatchSandboxesResponse>) out,
+                    watchExecutor,
+                    watches);
+        } catch (RejectedExecutionException e) {
+            out.onError(ErrorMapper.toStatusException(
+                    new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down")));
+        }
+    }
+
+    /**
+     * Ends every open watch stream with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN), for a gateway that is shutting
+     * down: a watch never ends by itself. Returns how many were open; they end shortly after, each on its own thread.
+     */
+    public int endWatches() {
+        int open = 0;
+        for (WatchStream stream : watches) {
+            stream.shutDown();
+            open++;
+        }
+        return open;
     }
 
     @Override

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * One WatchSandboxes stream: registers for changes first (buffering them), sends a snapshot of every matching
  * sandbox and a SYNCED marker, then the buffered and later changes, skipping those the snapshot already covered
  * (by resource version). Respects the client's flow control; a client that falls more than {@link #CAPACITY} changes
- * behind gets RESOURCE_EXHAUSTED (reason WATCH_OVERFLOW) and watches again.
+ * behind gets RESOURCE_EXHAUSTED (reason WATCH_OVERFLOW) and watches again. When the gateway shuts down, the stream
+ * ends with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN), so that its client watches again elsewhere or later.
  */
 final class WatchStream {
     static final int CAPACITY = WatchStreamLimits.CAPACITY;
@@ -42,6 +43,8 @@ final class WatchStream {
     private final Map<String, Long> sentVersions = new HashMap<>();
     private volatile boolean cancelled;
     private volatile boolean overflowed;
+    private volatile boolean shuttingDown;
+    private Set<WatchStream> open = Set.of();
     private volatile Thread drainer;
     private WatchHub.Registration registration;
 
@@ -57,17 +60,44 @@ final class WatchStream {
         this.out = out;
     }
 
+    /**
+     * Starts a stream on {@code executor}. It is in {@code open} from now until it has ended, however it ends.
+     *
+     * @throws java.util.concurrent.RejectedExecutionException when the executor is shut down (nothing is left
+     *     registered, and the stream is not in {@code open})
+     */
     static void start(
             Lifecycle lifecycle,
             ApiMapper mapper,
             SandboxFilter filter,
             ServerCallStreamObserver<WatchSandboxesResponse> out,
-            Executor executor) {
+            Executor executor,
+            Set<WatchStream> open) {
         WatchStream stream = new WatchStream(lifecycle, mapper, filter, out);
+        stream.open = open;
         out.setOnCancelHandler(stream::cancel);
         out.setOnReadyHandler(stream.ready::release);
         stream.registration = lifecycle.hub().register(stream::offer);
-        executor.execute(stream::run);
+        open.add(stream);
+        try {
+            executor.execute(stream::run);
+        } catch (RuntimeException e) {
+            open.remove(stream);
+            stream.registration.close();
+            throw e;
+        }
+    }
+
+    /**
+     * Ends the stream with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN) from its own thread, as soon as that thread is
+     * not inside a send. Returns at once.
+     */
+    void shutDown() {
+        shuttingDown = true;
+        Thread thread = drainer;
+        if (thread != null) {
+            thread.interrupt();
+        }
     }
 
     private void offer(SandboxChange change) {
@@ -97,7 +127,7 @@ final class WatchStream {
         try {
             sendSnapshot();
             send(ApiMapper.syncedEvent());
-            while (!cancelled) {
+            while (!ended()) {
                 if (overflowed) {
                     throw new GatewayException(
                             ErrorReason.WATCH_OVERFLOW,
@@ -109,25 +139,34 @@ final class WatchStream {
                 }
             }
         } catch (InterruptedException e) {
-            if (overflowed && !cancelled) {
+            if (overflowed && !cancelled && !shuttingDown) {
                 fail(new GatewayException(
                         ErrorReason.WATCH_OVERFLOW,
                         "the watch fell more than " + CAPACITY + " changes behind; watch again"));
             }
         } catch (RuntimeException e) {
-            if (!cancelled) {
+            if (!cancelled && !shuttingDown) {
                 fail(e);
             }
         } finally {
             registration.close();
             drainer = null;
             Thread.interrupted();
+            if (shuttingDown && !cancelled) {
+                fail(new GatewayException(
+                        ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down; watch again"));
+            }
+            open.remove(this);
         }
+    }
+
+    private boolean ended() {
+        return cancelled || shuttingDown;
     }
 
     private void sendSnapshot() throws InterruptedException {
         Optional<SandboxKey> after = Optional.empty();
-        while (!cancelled) {
+        while (!ended()) {
             Lifecycle.Page page = lifecycle.list(filter, after, SNAPSHOT_PAGE);
             for (SandboxRecord sandbox : page.sandboxes()) {
                 sentVersions.put(sandbox.id(), sandbox.resourceVersion());
@@ -160,10 +199,10 @@ final class WatchStream {
     }
 
     private void send(WatchSandboxesResponse response) throws InterruptedException {
-        while (!out.isReady() && !cancelled) {
+        while (!out.isReady() && !ended()) {
             ready.acquire();
         }
-        if (!cancelled) {
+        if (!ended()) {
             out.onNext(response);
         }
     }

@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -74,13 +75,7 @@ public final class GatewayMain {
                 "serving sandgate.v1.SandboxService on {} (driver {})",
                 address,
                 gateway.lifecycle().driverName());
-        Runtime.getRuntime()
-                .addShutdownHook(new Thread(
-                        () -> {
-                            server.close();
-                            gateway.close();
-                        },
-                        "sandgate-shutdown"));
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, gateway, address), "sandgate-shutdown"));
         if (config.readyFile().isPresent()) {
             try {
                 writeAtomically(config.readyFile().get(), address + "\n");
@@ -95,6 +90,25 @@ public final class GatewayMain {
             Thread.currentThread().interrupt();
         }
         return 0;
+    }
+
+    /**
+     * The shutdown hook: stops the server ({@link GatewayServer#close()}: no new calls, watches ended, the calls in
+     * flight drained), closes the gateway, says so, and only then stops the logging backend, so that these last lines
+     * reach the output (a logging shutdown hook of its own would run alongside this one and could drop them).
+     */
+    private static void stop(GatewayServer server, Gateway gateway, String address) {
+        long began = System.nanoTime();
+        log.info("signal received: stopping the gateway on {}", address);
+        try {
+            server.close();
+            gateway.close();
+            log.info("stopped in {} ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
+        } catch (RuntimeException e) {
+            log.error("stopping failed", e);
+        } finally {
+            LoggingShutdown.flushAndStop();
+        }
     }
 
     private static void writeAtomically(Path file, String text) throws IOException {

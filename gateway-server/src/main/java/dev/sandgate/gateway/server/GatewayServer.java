@@ -17,6 +17,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Serves a {@link Gateway} over gRPC: the SandboxService, gRPC health checking and server reflection. It takes a
@@ -25,15 +27,26 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class GatewayServer implements AutoCloseable {
     /** How long an operation waits for a busy sandbox when the client set no deadline. */
     public static final Duration DEFAULT_WAIT = Duration.ofSeconds(30);
+    /** How long {@link #close()} lets the calls in flight finish before it cancels them. */
+    public static final Duration DRAIN = Duration.ofSeconds(5);
+
+    private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
 
     private final Server server;
     private final HealthStatusManager health;
     private final ExecutorService calls;
     private final ExecutorService watchers;
+    private final SandboxServiceImpl service;
 
-    private GatewayServer(Server server, HealthStatusManager health, ExecutorService calls, ExecutorService watchers) {
+    private GatewayServer(
+            Server server,
+            HealthStatusManager health,
+            SandboxServiceImpl service,
+            ExecutorService calls,
+            ExecutorService watchers) {
         this.server = server;
         this.health = health;
+        this.service = service;
         this.calls = calls;
         this.watchers = watchers;
     }
@@ -50,8 +63,9 @@ public final class GatewayServer implements AutoCloseable {
         ExecutorService calls = Executors.newCachedThreadPool(daemons("sandgate-call-"));
         ExecutorService watchers = Executors.newCachedThreadPool(daemons("sandgate-watch-"));
         HealthStatusManager health = new HealthStatusManager();
+        SandboxServiceImpl service = new SandboxServiceImpl(gateway.lifecycle(), DEFAULT_WAIT, calls, watchers);
         Server server = builder.directExecutor()
-                .addService(new SandboxServiceImpl(gateway.lifecycle(), DEFAULT_WAIT, calls, watchers))
+                .addService(service)
                 .addService(health.getHealthService())
                 .addService(ProtoReflectionServiceV1.newInstance())
                 .build();
@@ -64,7 +78,7 @@ public final class GatewayServer implements AutoCloseable {
         }
         health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
         health.setStatus(SandboxServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-        return new GatewayServer(server, health, calls, watchers);
+        return new GatewayServer(server, health, service, calls, watchers);
     }
 
     private static ThreadFactory daemons(String prefix) {
@@ -85,15 +99,34 @@ public final class GatewayServer implements AutoCloseable {
         server.awaitTermination();
     }
 
-    /** Stops taking calls, lets running calls finish for a few seconds, then cancels the rest (watches). */
+    /**
+     * Stops taking calls (health checks answer NOT_SERVING), ends every watch stream with UNAVAILABLE (reason
+     * GATEWAY_SHUTTING_DOWN), lets the unary calls in flight finish for up to {@link #DRAIN}, then cancels the rest.
+     * A cancelled call's transition stays recorded; the gateway completes it when it next starts.
+     */
     @Override
     public void close() {
         health.enterTerminalState();
         server.shutdown();
+        int watches = service.endWatches();
+        log.info(
+                "stopping: no new calls, watch streams ended: {}; calls in flight get up to {} s",
+                watches,
+                DRAIN.toSeconds());
+        long deadline = System.nanoTime() + DRAIN.toNanos();
         try {
-            if (!server.awaitTermination(5, TimeUnit.SECONDS)) {
-                server.shutdownNow();
-                server.awaitTermination(5, TimeUnit.SECONDS);
+            // A watch that arrived just before the shutdown may register after the first sweep: sweep again.
+            while (!server.awaitTermination(50, TimeUnit.MILLISECONDS)) {
+                if (System.nanoTime() - deadline >= 0) {
+                    log.warn(
+                            "calls still running after {} s are cancelled; their transitions stay recorded and resume"
+                                    + " at the next start",
+                            DRAIN.toSeconds());
+                    server.shutdownNow();
+                    server.awaitTermination(DRAIN.toMillis(), TimeUnit.MILLISECONDS);
+                    break;
+                }
+                service.endWatches();
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

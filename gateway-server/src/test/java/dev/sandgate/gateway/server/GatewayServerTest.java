@@ -10,6 +10,7 @@ import dev.sandgate.api.v1.WatchSandboxesResponse;
 import dev.sandgate.gateway.grpc.WatchStreamLimits;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.gateway.testing.WatchClient;
 import dev.sandgate.spi.SandboxEvent;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
@@ -162,6 +163,25 @@ class GatewayServerTest {
         GrpcErrors.Failure failure = GrpcErrors.read((StatusRuntimeException) ended.get(60, TimeUnit.SECONDS));
         assertThat(failure.code()).isEqualTo(Status.Code.RESOURCE_EXHAUSTED);
         assertThat(failure.reason()).isEqualTo("WATCH_OVERFLOW");
+    }
+
+    @Test
+    @DisplayName(
+            "closing the server ends an open watch with UNAVAILABLE / GATEWAY_SHUTTING_DOWN, so the watcher retries")
+    void closingEndsWatches() throws Exception {
+        gateway.create("team", "agent");
+        try (WatchClient watch = new WatchClient(gateway.asyncStub(), WatchSandboxesRequest.getDefaultInstance())) {
+            assertThat(watch.snapshot()).hasSize(1);
+
+            gateway.server().close();
+
+            // A watch left open would be cancelled when the drain runs out: CANCELLED, without a reason.
+            Object end = watch.end();
+            assertThat(end).isInstanceOf(StatusRuntimeException.class);
+            GrpcErrors.Failure failure = GrpcErrors.read((StatusRuntimeException) end);
+            assertThat(failure.code()).isEqualTo(Status.Code.UNAVAILABLE);
+            assertThat(failure.reason()).isEqualTo("GATEWAY_SHUTTING_DOWN");
+        }
     }
 
     @Test

@@ -130,6 +130,10 @@ public final class TestGateway implements AutoCloseable {
         return gateway;
     }
 
+    public GatewayServer server() {
+        return server;
+    }
+
     public Path backendDir() {
         return backendDir;
     }

@@ -64,6 +64,18 @@ public final class WatchClient implements AutoCloseable {
         throw new AssertionError("no matching watch event within 30 s");
     }
 
+    /** How the stream ended: skips events, fails if it has not ended within 30 s. */
+    public Object end() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline) {
+            Object item = received.poll(Math.max(1, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            if (item != null && !(item instanceof WatchSandboxesResponse)) {
+                return item;
+            }
+        }
+        throw new AssertionError("the watch did not end within 30 s");
+    }
+
     /** Reads the snapshot up to and including SYNCED and returns the snapshot events. */
     public java.util.List<WatchSandboxesResponse> snapshot() throws InterruptedException {
         java.util.List<WatchSandboxesResponse> events = new java.util.ArrayList<>();

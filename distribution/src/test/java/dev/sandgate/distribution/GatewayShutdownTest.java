@@ -1,0 +1,68 @@
+package dev.sandgate.distribution;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** What an operator and a watching client see when the assembled gateway gets SIGTERM. */
+class GatewayShutdownTest {
+    @TempDir
+    Path scratch;
+
+    @Test
+    void onSigtermTheGatewayEndsWatchesWithUnavailableLogsItsStopAndExitsWith143() throws Exception {
+        try (RunningGateway gateway = RunningGateway.start(scratch)) {
+            Distribution.Result created = Distribution.run(
+                    scratch, "sandgate", "--target", gateway.target(), "create", "-w", "w", "-n", "a", "--image", "x");
+            assertThat(created.status()).as(created.err()).isZero();
+            Path watchOut = scratch.resolve("watch.out");
+            Path watchErr = scratch.resolve("watch.err");
+            Process watch = Distribution.launcher("sandgate", List.of("--target", gateway.target(), "watch"))
+                    .redirectOutput(watchOut.toFile())
+                    .redirectError(watchErr.toFile())
+                    .start();
+            try {
+                awaitText(watchOut, "SYNCED", watch);
+
+                int status = gateway.terminate();
+
+                assertThat(status)
+                        .as("exit status after SIGTERM\n%s", gateway.log())
+                        .isEqualTo(143);
+                assertThat(watch.waitFor(30, TimeUnit.SECONDS)).isTrue();
+                assertThat(watch.exitValue()).isEqualTo(1);
+                assertThat(Files.readString(watchErr, StandardCharsets.UTF_8))
+                        .contains("UNAVAILABLE", "reason: GATEWAY_SHUTTING_DOWN");
+                // The gateway's own last lines reach the output; no call had to be cut off to stop.
+                assertThat(gateway.log())
+                        .contains("signal received: stopping the gateway on " + gateway.target())
+                        .contains("stopping: no new calls, watch streams ended: 1;")
+                        .containsPattern("stopped in \\d+ ms")
+                        .doesNotContain("calls still running after");
+            } finally {
+                watch.destroyForcibly().waitFor();
+            }
+        }
+    }
+
+    /** Waits (up to 60 s) for a process's output file to contain {@code text}. */
+    private static void awaitText(Path file, String text, Process process) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (Files.readString(file, StandardCharsets.UTF_8).contains(text)) {
+                return;
+            }
+            if (!process.isAlive()) {
+                break;
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("no " + text + " in " + file + ":\n" + Files.readString(file, StandardCharsets.UTF_8));
+    }
+}
