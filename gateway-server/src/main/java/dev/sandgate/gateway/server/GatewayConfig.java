@@ -151,11 +151,7 @@ public record GatewayConfig(
         Map<String, String> envDriverProperties = new TreeMap<>();
         environment.forEach((key, value) -> {
             if (key.startsWith(ENV_DRIVER_PROPERTY_PREFIX) && key.length() > ENV_DRIVER_PROPERTY_PREFIX.length()) {
-                envDriverProperties.put(
-                        key.substring(ENV_DRIVER_PROPERTY_PREFIX.length())
-                                .toLowerCase(Locale.ROOT)
-                                .replace('_', '.'),
-                        value);
+                envDriverProperties.put(driverPropertyKey(key.substring(ENV_DRIVER_PROPERTY_PREFIX.length())), value);
             } else if (key.startsWith(ENV_PREFIX)) {
                 String name = key.substring(ENV_PREFIX.length())
                         .toLowerCase(Locale.ROOT)
@@ -290,6 +286,15 @@ public record GatewayConfig(
     }
 
     /** The text of {@code --help}. */
+    /**
+     * The driver property an environment variable's name (after {@link #ENV_DRIVER_PROPERTY_PREFIX}) stands for:
+     * lower-cased, {@code __} as {@code -} and {@code _} as {@code .}, since neither may appear in a variable's name
+     * ({@code DOCKER_STOP__GRACE__PERIOD} is {@code docker.stop-grace-period}).
+     */
+    static String driverPropertyKey(String variable) {
+        return variable.toLowerCase(Locale.ROOT).replace("__", "-").replace('_', '.');
+    }
+
     public static String usage() {
         return """
                 Usage: GatewayMain [options]
@@ -308,7 +313,8 @@ public record GatewayConfig(
                   --driver-property KEY=VALUE
                                              a driver setting, repeatable (e.g. reference.directory=/var/sandboxes);
                                              environment: SANDGATE_DRIVER_PROPERTY_<KEY> with '.' written as '_'
-                                             (SANDGATE_DRIVER_PROPERTY_DOCKER_HOST sets docker.host)
+                                             and '-' as '__' (SANDGATE_DRIVER_PROPERTY_DOCKER_HOST sets docker.host,
+                                             ..._DOCKER_STOP__GRACE__PERIOD docker.stop-grace-period)
                   --token-key-file FILE      execution-token keys (default DATA_DIR/token-keys.properties; created
                                              on first start, owner-only)
                   --gateway-id ID            this gateway's id stamped on runtime resources (default: generated once

@@ -67,6 +67,23 @@ class GatewayConfigTest {
     }
 
     @Test
+    @DisplayName("a driver property from the environment may have '-' in its key, written '__'")
+    void environmentDriverPropertyWithHyphens() {
+        GatewayConfig config = GatewayConfig.load(
+                new String[0],
+                Map.of(
+                        "SANDGATE_DRIVER_PROPERTY_DOCKER_STOP__GRACE__PERIOD", "5s",
+                        "SANDGATE_DRIVER_PROPERTY_VM_STATE__DIR", "/var/lib/vms",
+                        "SANDGATE_DRIVER_PROPERTY_DOCKER_HOST", "unix:///env.sock"));
+
+        assertThat(config.driverProperties())
+                .containsEntry("docker.stop-grace-period", "5s")
+                .containsEntry("vm.state-dir", "/var/lib/vms")
+                .containsEntry("docker.host", "unix:///env.sock")
+                .hasSize(3);
+    }
+
+    @Test
     @DisplayName("a fault point is refused unless test faults are explicitly enabled")
     void faultPointNeedsExplicitEnable() {
         assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--fault-point", "stop.after-intent"}, Map.of()))
