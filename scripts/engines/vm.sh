@@ -1,11 +1,12 @@
 # Sourced by scripts/test (do not run it): sets up what driver-vm's tests need on a Debian machine as root.
-#   - QEMU (qemu-system-x86, which brings SeaBIOS), busybox-static and e2fsprogs (mkfs.ext4 for workspace disks);
+#   - QEMU (qemu-system-x86, which brings SeaBIOS), busybox-static and e2fsprogs (mkfs.ext4 for workspace disks),
+#     util-linux (setsid, which the driver starts QEMU with) and xz-utils (build.sh unpacks the kernel with xz);
 #   - the VM test image (a Debian kernel and a busybox initramfs), built by scripts/images/vm/build.sh into
 #     $SANDGATE_VM_IMAGE_DIR (default ~/.cache/sandgate/vm/image), which the tests read.
 # The tests start and stop their own VMs; nothing here keeps running.
 # shellcheck shell=bash
 
-apt_install qemu-system-x86 busybox-static e2fsprogs util-linux
+apt_install qemu-system-x86 busybox-static e2fsprogs util-linux xz-utils
 # The image build asks apt for the kernel package: make sure package lists exist even if nothing was installed.
 if ! apt-cache show linux-image-amd64 >/dev/null 2>&1; then
   apt-get update -qq >"$SANDGATE_RUN_DIR/logs/apt-update.log" 2>&1 || die "apt-get update failed (see $SANDGATE_RUN_DIR/logs/apt-update.log)"
