@@ -4,8 +4,13 @@ import static java.util.Objects.requireNonNull;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * A driver's settings, as flat string properties (from the gateway's configuration file, flags or environment). Keys
@@ -88,6 +93,35 @@ public record DriverConfig(Map<String, String> properties) {
             case 'h' -> Duration.ofHours(amount);
             default -> throw new NumberFormatException();
         };
+    }
+
+    /**
+     * Refuses a setting the driver does not have, so that a misspelt key is an error instead of being ignored: a key
+     * under {@code prefix} (the driver's own, e.g. {@code docker.}) that is neither one of {@code known} nor under one
+     * of {@code openPrefixes} (families of keys the driver checks itself, e.g. {@code vm.image.}). Keys under other
+     * prefixes (another driver's settings in a shared file) are not looked at.
+     *
+     * @throws DriverException INVALID_ARGUMENT naming the first such key (in key order) and the driver's settings
+     */
+    public void rejectUnknown(String prefix, Set<String> known, Set<String> openPrefixes) {
+        requireNonNull(prefix, "prefix is null");
+        requireNonNull(known, "known is null");
+        requireNonNull(openPrefixes, "openPrefixes is null");
+        new TreeMap<>(properties)
+                .keySet().stream()
+                        .filter(key -> key.startsWith(prefix) && !known.contains(key))
+                        .filter(key -> openPrefixes.stream().noneMatch(key::startsWith))
+                        .findFirst()
+                        .ifPresent(key -> {
+                            List<String> settings = new ArrayList<>(new TreeSet<>(known));
+                            openPrefixes.stream()
+                                    .sorted()
+                                    .map(open -> open + "*")
+                                    .forEach(settings::add);
+                            throw DriverException.invalidArgument(
+                                    key,
+                                    "is not a setting of this driver; its settings are " + String.join(", ", settings));
+                        });
     }
 
     /** A copy with one more property; for tests and defaults. */

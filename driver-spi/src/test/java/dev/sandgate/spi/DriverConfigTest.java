@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -72,5 +73,24 @@ class DriverConfigTest {
         assertThat(refusal(() -> DriverConfig.EMPTY.with("x.d", value).getDuration("x.d", Duration.ZERO))
                         .getMessage())
                 .startsWith("x.d: ");
+    }
+
+    @Test
+    void aKeyUnderTheDriversPrefixThatIsNotOneOfItsSettingsIsRefusedNamingItAndTheSettings() {
+        var config = new DriverConfig(Map.of("x.host", "h", "x.stop-grace-perod", "5s", "other.key", "v"));
+
+        String message = refusal(() -> config.rejectUnknown("x.", Set.of("x.host", "x.stop-grace-period"), Set.of()))
+                .getMessage();
+
+        assertThat(message)
+                .startsWith("x.stop-grace-perod: is not a setting of this driver")
+                .contains("x.host, x.stop-grace-period");
+    }
+
+    @Test
+    void knownKeysKeysUnderAnOpenPrefixAndOtherDriversKeysAreAccepted() {
+        var config = new DriverConfig(Map.of("x.host", "h", "x.image.small.kernel", "/k", "y.anything", "v"));
+
+        config.rejectUnknown("x.", Set.of("x.host"), Set.of("x.image."));
     }
 }

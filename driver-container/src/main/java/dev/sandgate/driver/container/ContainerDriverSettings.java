@@ -9,6 +9,7 @@ import java.net.URISyntaxException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -60,6 +61,18 @@ public record ContainerDriverSettings(
         requireNonNull(requestTimeout, "requestTimeout is null");
         requireNonNull(pullTimeout, "pullTimeout is null");
         requireNonNull(watchReconnectTimeout, "watchReconnectTimeout is null");
+    }
+
+    /** The keys {@link #from} reads under {@code prefix}: {@code <prefix>.host} and the others. */
+    public static Set<String> keys(String prefix) {
+        return Set.of(
+                prefix + ".host",
+                prefix + ".api-version",
+                prefix + ".stop-grace-period",
+                prefix + ".request-timeout",
+                prefix + ".pull-timeout",
+                prefix + ".watch-reconnect-timeout",
+                prefix + ".tls-cert-path");
     }
 
     /**

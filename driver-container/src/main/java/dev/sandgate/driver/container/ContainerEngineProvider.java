@@ -15,10 +15,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The {@link ComputeDriverProvider} of a driver on an engine that speaks the Docker Engine API. An engine module
@@ -69,8 +71,23 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
         return priority;
     }
 
-    /** The settings this provider reads from {@code config}. */
+    /**
+     * The settings of this engine's dialect beyond {@link ContainerDriverSettings}' (full keys, e.g. {@code
+     * podman.ulimits}); none by default.
+     */
+    protected Set<String> dialectSettings() {
+        return Set.of();
+    }
+
+    /**
+     * The settings this provider reads from {@code config}.
+     *
+     * @throws DriverException INVALID_ARGUMENT naming a bad setting, or a key under {@code <name>.} that is not one
+     */
     public final ContainerDriverSettings settings(DriverConfig config) {
+        Set<String> known = new HashSet<>(ContainerDriverSettings.keys(name));
+        known.addAll(dialectSettings());
+        config.rejectUnknown(name + ".", known, Set.of());
         return ContainerDriverSettings.from(config, name, defaultHost, hostVariable, environment);
     }
 

@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The Kubernetes driver's settings, read from the gateway's {@link DriverConfig}. Every key starts with {@code
@@ -89,6 +90,22 @@ record KubernetesSettings(
     }
 
     static KubernetesSettings from(DriverConfig config) {
+        config.rejectUnknown(
+                "kubernetes.",
+                Set.of(
+                        MASTER_URL,
+                        CONTEXT,
+                        NAMESPACE_MODE,
+                        NAMESPACE,
+                        NAMESPACE_PREFIX,
+                        API_VERSION,
+                        WORKSPACE_SIZE,
+                        STORAGE_CLASS,
+                        WORKSPACE_MOUNT_PATH,
+                        NETWORK_NONE,
+                        OPERATION_TIMEOUT,
+                        REQUEST_TIMEOUT),
+                Set.of());
         Optional<String> namespace = config.get(NAMESPACE).map(String::trim);
         namespace.ifPresent(value -> Identifiers.requireDnsLabel(NAMESPACE, value));
         String prefix = config.get(NAMESPACE_PREFIX, "sandgate-").trim();

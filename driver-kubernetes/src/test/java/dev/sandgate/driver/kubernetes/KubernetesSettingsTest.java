@@ -73,4 +73,14 @@ class KubernetesSettingsTest {
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(refused.getMessage()).startsWith(key + ":");
     }
+
+    @Test
+    void aMisspeltSettingIsRefusedInsteadOfIgnored() {
+        DriverException refused = catchThrowableOfType(
+                DriverException.class,
+                () -> KubernetesSettings.from(DriverConfig.EMPTY.with("kubernetes.namspace", "agents")));
+
+        assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
+        assertThat(refused.getMessage()).startsWith("kubernetes.namspace: is not a setting of this driver");
+    }
 }

@@ -6,6 +6,7 @@ import dev.sandgate.spi.DriverConfig;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * The {@code podman} driver: sandboxes as containers of Podman (4.x), through the Docker-compatible API that {@code
@@ -28,6 +29,11 @@ public final class PodmanDriverProvider extends ContainerEngineProvider {
     /** A provider that reads {@code CONTAINER_HOST} from {@code environment} instead of the process environment. */
     public PodmanDriverProvider(Map<String, String> environment) {
         super(NAME, 20, DEFAULT_HOST, "CONTAINER_HOST", environment);
+    }
+
+    @Override
+    protected Set<String> dialectSettings() {
+        return Set.of(PodmanUlimits.KEY);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.sandgate.driver.podman;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.DriverConfig;
 import java.net.URI;
 import java.util.List;
@@ -31,5 +32,16 @@ class PodmanDriverProviderTest {
         assertThat(provider.mismatchedEngine(List.of("Engine", "containerd", "runc", "docker-init")))
                 .hasValueSatisfying(reason -> assertThat(reason).contains("docker driver"));
         assertThat(provider.mismatchedEngine(List.of("Podman Engine"))).isEmpty();
+    }
+
+    @Test
+    void podmansOwnSettingIsKnownAndAMisspeltOneIsRefusedByAvailabilityNamingIt() {
+        var provider = new PodmanDriverProvider(Map.of());
+
+        assertThat(provider.settings(DriverConfig.EMPTY.with("podman.ulimits", "nofile=1024:1024")))
+                .isNotNull();
+        Availability misspelt = provider.availability(DriverConfig.EMPTY.with("podman.ulimit", "nofile=1024:1024"));
+        assertThat(misspelt.available()).isFalse();
+        assertThat(misspelt.reason()).startsWith("podman.ulimit: is not a setting of this driver");
     }
 }

@@ -48,6 +48,8 @@ record ReferenceSettings(
      * @throws DriverException INVALID_ARGUMENT naming the key of a bad setting
      */
     static ReferenceSettings from(DriverConfig config) {
+        config.rejectUnknown(
+                "reference.", Set.of(DIRECTORY, ENFORCEABLE_FIELDS, LAUNCH_POLICY_ON_START, WATCH_INTERVAL), Set.of());
         Optional<Path> directory = config.get(DIRECTORY).map(ReferenceSettings::path);
         Set<PolicyField> fields =
                 config.get(ENFORCEABLE_FIELDS).map(ReferenceSettings::fields).orElse(DEFAULT_ENFORCEABLE_FIELDS);

@@ -25,6 +25,16 @@ class ReferenceSettingsTest {
     }
 
     @Test
+    void aMisspeltSettingIsRefusedInsteadOfIgnored() {
+        DriverException refused = catchThrowableOfType(
+                DriverException.class,
+                () -> ReferenceSettings.from(DriverConfig.EMPTY.with("reference.watch-intervall", "200ms")));
+
+        assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
+        assertThat(refused.getMessage()).startsWith("reference.watch-intervall: is not a setting of this driver");
+    }
+
+    @Test
     void readsEverySetting() {
         ReferenceSettings settings = ReferenceSettings.from(DriverConfig.EMPTY
                 .with("reference.directory", "/var/lib/sandgate-reference")

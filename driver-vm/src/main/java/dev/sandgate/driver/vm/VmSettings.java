@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -111,6 +112,26 @@ record VmSettings(
     /** Reads the settings; INVALID_ARGUMENT names the first bad key. Does no I/O beyond resolving paths. */
     static VmSettings from(DriverConfig config) {
         requireNonNull(config, "config is null");
+        // vm.image.* keys are checked where the images are read.
+        config.rejectUnknown(
+                PREFIX,
+                Set.of(
+                        STATE_DIRECTORY,
+                        QEMU,
+                        MKFS,
+                        KERNEL,
+                        INITRAMFS,
+                        ROOT_DISK,
+                        ACCELERATOR,
+                        MACHINE,
+                        KERNEL_ARGUMENTS,
+                        MEMORY,
+                        CPUS,
+                        WORKSPACE_SIZE,
+                        STOP_TIMEOUT,
+                        LAUNCH_TIMEOUT,
+                        WATCH_INTERVAL),
+                Set.of(IMAGE_PREFIX));
         Path stateDirectory = config.get(STATE_DIRECTORY).map(Path::of).orElseGet(VmSettings::defaultStateDirectory);
         Path qemu = executable(config.get(QEMU, "qemu-system-x86_64"));
         Path mkfs = executable(config.get(MKFS, "mkfs.ext4"));

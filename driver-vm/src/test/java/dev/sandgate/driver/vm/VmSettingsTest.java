@@ -92,6 +92,11 @@ class VmSettingsTest {
                 .anySatisfy(problem -> assertThat(problem).contains("kernel /images/vmlinuz"));
     }
 
+    @Test
+    void aMisspeltSettingIsRefusedInsteadOfIgnored() {
+        assertInvalid(IMAGE.with("vm.memroy", "512m"), "vm.memroy: is not a setting of this driver");
+    }
+
     private static void assertInvalid(DriverConfig config, String messageStart) {
         assertThatThrownBy(() -> VmSettings.from(config))
                 .isInstanceOfSatisfying(

@@ -115,6 +115,32 @@ class GatewayConfigTest {
     }
 
     @Test
+    @DisplayName("GatewayMain refuses a misspelt driver setting (exit 2), naming it, instead of ignoring it")
+    void mainRefusesAMisspeltDriverSetting() {
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        PrintStream errStream = new PrintStream(err, true, StandardCharsets.UTF_8);
+
+        int refused = GatewayMain.run(
+                new String[] {
+                    "--data-dir",
+                    dir.resolve("data").toString(),
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--driver",
+                    "reference",
+                    "--driver-property",
+                    "reference.directry=" + dir.resolve("sandboxes")
+                },
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                errStream);
+
+        assertThat(refused).isEqualTo(2);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("driver 'reference' is not available: reference.directry: is not a setting of this driver")
+                .contains("reference.directory");
+    }
+
+    @Test
     @DisplayName("GatewayMain refuses a fault point without the enable switch (exit 2) and documents its flags")
     void mainRefusesAndDocuments() {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
