@@ -8,12 +8,10 @@ import dev.sandgate.api.v1.ResourceRequests;
 import dev.sandgate.api.v1.SandboxSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -21,11 +19,12 @@ import picocli.CommandLine.Parameters;
         name = "create",
         description = "Creates a sandbox and launches its first execution (generation 1).",
         footer = {"", "Example: sandgate create -w demo -n hello --image busybox -- sleep 3600"})
-final class CreateCommand extends SandgateCommand {
+final class CreateCommand extends MutatingCommand {
     @Option(
             names = {"-w", "--workspace"},
             required = true,
-            paramLabel = "WORKSPACE")
+            paramLabel = "WORKSPACE",
+            description = "The workspace to create the sandbox in.")
     String workspace;
 
     @Option(
@@ -35,7 +34,11 @@ final class CreateCommand extends SandgateCommand {
             description = "Unique within the workspace.")
     String name;
 
-    @Option(names = "--image", required = true, paramLabel = "IMAGE")
+    @Option(
+            names = "--image",
+            required = true,
+            paramLabel = "IMAGE",
+            description = "The image to run, e.g. busybox or docker.io/library/python:3.12.")
     String image;
 
     @Option(
@@ -50,13 +53,16 @@ final class CreateCommand extends SandgateCommand {
     @Option(
             names = {"-e", "--env"},
             paramLabel = "KEY=VALUE",
-            description = "An environment variable (a secret: never shown again).")
-    Map<String, String> environment = new LinkedHashMap<>();
+            converter = KeyValues.Converter.class,
+            description = "An environment variable (a secret: never shown again); repeat for more.")
+    List<Map.Entry<String, String>> environment = new ArrayList<>();
 
     @Option(
             names = {"-l", "--label"},
-            paramLabel = "KEY=VALUE")
-    Map<String, String> labels = new LinkedHashMap<>();
+            paramLabel = "KEY=VALUE",
+            converter = KeyValues.Converter.class,
+            description = "A label (keys under sandgate.dev/ are reserved); repeat for more.")
+    List<Map.Entry<String, String>> labels = new ArrayList<>();
 
     @Option(
             names = "--memory",
@@ -75,25 +81,30 @@ final class CreateCommand extends SandgateCommand {
             names = "--policy-mode",
             paramLabel = "MODE",
             description = "LIVE (updates admitted) or FROZEN (the creation snapshot forever); default LIVE.")
-    PolicyMode policyMode;
+    Mode policyMode;
 
     @Option(names = "--wait", description = "Wait until the driver reports the sandbox running (or failed).")
     boolean waitUntilReady;
 
-    @Mixin
-    RequestIdOption requestId;
+    /** The policy modes one can choose (the proto's enum also has UNSPECIFIED and UNRECOGNIZED). */
+    enum Mode {
+        LIVE,
+        FROZEN
+    }
 
     @Override
     void run(Session session) {
+        Map<String, String> environment = KeyValues.toMap(this.environment, "--env", spec);
+        Map<String, String> labels = KeyValues.toMap(this.labels, "--label", spec);
         PolicyInput.Builder policyInput = PolicyInput.newBuilder();
         if (policy != null) {
             policyInput.setDocument(policy.document());
         }
         if (policyMode != null) {
-            policyInput.setMode(policyMode);
+            policyInput.setMode(PolicyMode.valueOf(policyMode.name()));
         }
         CreateSandboxRequest.Builder request = CreateSandboxRequest.newBuilder()
-                .setRequestId(requestId.requestId())
+                .setRequestId(requestId())
                 .setWorkspace(workspace)
                 .setName(name)
                 .setSpec(SandboxSpec.newBuilder()
@@ -117,8 +128,8 @@ final class CreateCommand extends SandgateCommand {
         session.printer()
                 .fields(new Printer.Fields()
                         .add("result", response.getReplayed() ? "created (replayed)" : "created")
-                        .add("request", requestId.requestId())
-                        .addAll(Printer.sandboxFields(response.getSandbox())));
+                        .add("request", requestId())
+                        .addAll(Printer.sandboxFields(response.hasSandbox(), response.getSandbox(), requestId())));
     }
 
     /** The policy document, inline or from a file. */
@@ -126,7 +137,10 @@ final class CreateCommand extends SandgateCommand {
         @Option(names = "--policy", paramLabel = "JSON", description = "The policy document (docs/policy.md).")
         String inline;
 
-        @Option(names = "--policy-file", paramLabel = "FILE", description = "Reads the policy document from FILE.")
+        @Option(
+                names = "--policy-file",
+                paramLabel = "FILE",
+                description = "Reads the policy document from FILE (- for stdin).")
         Path file;
 
         String document() {

@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
 @Command(
         name = "delete",
         description = "Removes a sandbox and its workspace; conditional with --expect-token/--expect-id.")
-final class DeleteCommand extends SandgateCommand {
+final class DeleteCommand extends MutatingCommand {
     @Mixin
     TargetOptions target;
 
@@ -19,13 +19,10 @@ final class DeleteCommand extends SandgateCommand {
     @Option(names = "--missing-ok", description = "Succeed (\"nothing deleted\") when the sandbox does not exist.")
     boolean missingOk;
 
-    @Mixin
-    RequestIdOption requestId;
-
     @Override
     void run(Session session) {
         DeleteSandboxRequest.Builder request = DeleteSandboxRequest.newBuilder()
-                .setRequestId(requestId.requestId())
+                .setRequestId(requestId())
                 .setTarget(target.target())
                 .setAllowMissing(missingOk);
         precondition.precondition().ifPresent(request::setPrecondition);
@@ -40,6 +37,6 @@ final class DeleteCommand extends SandgateCommand {
         if (!response.getSandboxId().isEmpty()) {
             fields.add("generation", Long.toString(response.getGeneration()));
         }
-        session.printer().fields(fields.add("request", requestId.requestId()));
+        session.printer().fields(fields.add("request", requestId()));
     }
 }

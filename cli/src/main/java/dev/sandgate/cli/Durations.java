@@ -33,7 +33,7 @@ final class Durations {
 
     private static Duration positive(Duration duration, String text) {
         if (duration.isNegative() || duration.isZero()) {
-            throw invalid(text);
+            throw new TypeConversionException("'" + text + "': a duration must be positive, e.g. 500ms, 30s or 2m");
         }
         return duration;
     }

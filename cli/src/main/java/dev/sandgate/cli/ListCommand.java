@@ -2,10 +2,8 @@ package dev.sandgate.cli;
 
 import dev.sandgate.api.v1.ListSandboxesRequest;
 import dev.sandgate.api.v1.ListSandboxesResponse;
-import dev.sandgate.api.v1.Phase;
 import dev.sandgate.api.v1.Sandbox;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -22,16 +20,20 @@ final class ListCommand extends SandgateCommand {
     @Option(
             names = {"-l", "--label"},
             paramLabel = "KEY=VALUE",
+            converter = KeyValues.Converter.class,
             description = "Only sandboxes with this label (repeat: all of them).")
-    Map<String, String> labels = new LinkedHashMap<>();
+    List<Map.Entry<String, String>> labels = new ArrayList<>();
 
     @Option(
             names = "--phase",
             paramLabel = "PHASE",
-            description = "Only sandboxes in this phase (repeat: any of them).")
-    List<Phase> phases = new ArrayList<>();
+            description = "Only sandboxes in this phase (repeat: any of them): ${COMPLETION-CANDIDATES}.")
+    List<ExistingPhase> phases = new ArrayList<>();
 
-    @Option(names = "--page-size", paramLabel = "N", description = "At most N per page (1 to 1000; default 100).")
+    @Option(
+            names = "--page-size",
+            paramLabel = "N",
+            description = "At most N per page, 1 to 1000; 0 (the default) means the gateway's default, 100.")
     int pageSize;
 
     @Option(names = "--page-token", paramLabel = "TOKEN", description = "Continue from a previous page.")
@@ -44,8 +46,8 @@ final class ListCommand extends SandgateCommand {
     void run(Session session) {
         ListSandboxesRequest.Builder request = ListSandboxesRequest.newBuilder()
                 .setWorkspace(workspace)
-                .putAllLabelSelector(labels)
-                .addAllPhases(phases)
+                .putAllLabelSelector(KeyValues.toMap(labels, "--label", spec))
+                .addAllPhases(ExistingPhase.toProto(phases))
                 .setPageSize(pageSize)
                 .setPageToken(pageToken);
         List<Sandbox> sandboxes = new ArrayList<>();
@@ -74,7 +76,7 @@ final class ListCommand extends SandgateCommand {
         }
         session.printer().table(List.of("WORKSPACE", "NAME", "ID", "PHASE", "GEN", "DRIVER", "UPDATED"), rows);
         if (!page.getNextPageToken().isEmpty()) {
-            session.printer().line("more: --page-token " + page.getNextPageToken() + " (or --all)");
+            session.printer().note("more: --page-token " + page.getNextPageToken() + " (or --all)");
         }
     }
 }

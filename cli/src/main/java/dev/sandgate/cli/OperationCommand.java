@@ -19,7 +19,7 @@ final class OperationCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "say get");
+        throw new ParameterException(spec.commandLine(), "a command is required: get");
     }
 
     @Command(name = "get", description = "The recorded request and its result, by request id.")

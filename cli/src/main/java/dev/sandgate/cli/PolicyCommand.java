@@ -23,7 +23,7 @@ final class PolicyCommand implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "say get or update");
+        throw new ParameterException(spec.commandLine(), "a command is required: get or update");
     }
 
     @Command(name = "get", description = "The admitted policy revision and the one bound to the current execution.")
@@ -56,7 +56,7 @@ final class PolicyCommand implements Runnable {
     @Command(
             name = "update",
             description = "Admits a new revision (LIVE sandboxes; static changes only while stopped).")
-    static final class Update extends SandgateCommand {
+    static final class Update extends MutatingCommand {
         @Mixin
         TargetOptions target;
 
@@ -69,14 +69,11 @@ final class PolicyCommand implements Runnable {
                 description = "Apply only if the admitted revision is still N (else ABORTED REVISION_MISMATCH).")
         long expectedRevision;
 
-        @Mixin
-        RequestIdOption requestId;
-
         @Override
         void run(Session session) {
             UpdateSandboxPolicyResponse response = session.stub()
                     .updateSandboxPolicy(UpdateSandboxPolicyRequest.newBuilder()
-                            .setRequestId(requestId.requestId())
+                            .setRequestId(requestId())
                             .setTarget(target.target())
                             .setDocument(document.document())
                             .setExpectedRevision(expectedRevision)
@@ -90,8 +87,8 @@ final class PolicyCommand implements Runnable {
                     .fields(new Printer.Fields()
                             .add("result", result + (response.getReplayed() ? " (replayed)" : ""))
                             .add("revision", Printer.revision(response.getAdmitted()))
-                            .add("request", requestId.requestId())
-                            .addAll(Printer.sandboxFields(response.getSandbox())));
+                            .add("request", requestId())
+                            .addAll(Printer.sandboxFields(response.hasSandbox(), response.getSandbox(), requestId())));
         }
     }
 

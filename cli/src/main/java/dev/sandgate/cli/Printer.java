@@ -22,10 +22,12 @@ final class Printer {
     private static final JsonFormat.Printer JSON = JsonFormat.printer().usingTypeRegistry(RpcErrors.DETAIL_TYPES);
 
     private final PrintWriter out;
+    private final PrintWriter err;
     private final boolean json;
 
-    Printer(PrintWriter out, boolean json) {
+    Printer(PrintWriter out, PrintWriter err, boolean json) {
         this.out = out;
+        this.err = err;
         this.json = json;
     }
 
@@ -48,6 +50,12 @@ final class Printer {
     void line(String text) {
         out.println(text);
         out.flush();
+    }
+
+    /** A remark for the user on stderr, so that stdout keeps only the data. */
+    void note(String text) {
+        err.println(text);
+        err.flush();
     }
 
     /** Prints {@code key: value} lines with the values aligned; empty values are left out. */
@@ -76,6 +84,18 @@ final class Printer {
             out.println(line.toString().stripTrailing());
         }
         out.flush();
+    }
+
+    /**
+     * The sandbox a mutating call answered with. A replay whose sandbox has since been deleted carries none; then this
+     * says so instead of showing an empty sandbox.
+     */
+    static Fields sandboxFields(boolean present, Sandbox sandbox, String requestId) {
+        if (present) {
+            return sandboxFields(sandbox);
+        }
+        return new Fields()
+                .add("sandbox", "no longer exists (sandgate operation get " + requestId + " shows the one this hit)");
     }
 
     /** The fields people want to see about a sandbox; environment values are never shown (only names). */

@@ -36,8 +36,11 @@ final class RpcErrors {
 
     private RpcErrors() {}
 
-    /** Lines for stderr: the code and description, then the reason, fields and precondition violations. */
-    static String describe(StatusRuntimeException error, String target) {
+    /**
+     * Lines for stderr: the code and description, then the reason, fields and precondition violations, and the
+     * request_id of a mutating call ({@code requestId}; null for a read), whose outcome can be looked up afterwards.
+     */
+    static String describe(StatusRuntimeException error, String target, String requestId) {
         Status status = error.getStatus();
         StringBuilder text = new StringBuilder("error: ").append(status.getCode());
         if (status.getDescription() != null) {
@@ -45,28 +48,53 @@ final class RpcErrors {
         }
         text.append('\n');
         com.google.rpc.Status details = StatusProto.fromThrowable(error);
+        boolean answered = false;
         if (details != null) {
             boolean fieldViolations = details.getDetailsList().stream().anyMatch(d -> d.is(BadRequest.class));
             for (Any detail : details.getDetailsList()) {
                 appendDetail(text, detail, fieldViolations);
+                answered |= detail.is(ErrorInfo.class);
             }
         }
         switch (status.getCode()) {
-            case UNAVAILABLE ->
-                text.append("  is a gateway listening on ").append(target).append("? (--target or SANDGATE_TARGET)\n");
+            // Only when no gateway said why (it would have given a reason, e.g. GATEWAY_SHUTTING_DOWN).
+            case UNAVAILABLE -> {
+                if (!answered) {
+                    text.append("  is a gateway listening on ")
+                            .append(target)
+                            .append("? (--target or SANDGATE_TARGET)\n");
+                }
+            }
             case DEADLINE_EXCEEDED -> text.append("  the call took longer than --timeout allows\n");
             default -> {}
+        }
+        if (requestId != null) {
+            text.append("  request id: ")
+                    .append(requestId)
+                    .append(" (look the outcome up with: sandgate operation get ")
+                    .append(requestId)
+                    .append(")\n");
         }
         return text.toString();
     }
 
-    /** The error as a google.rpc.Status in JSON, details included. */
-    static String json(StatusRuntimeException error) {
+    /**
+     * The error as a google.rpc.Status in JSON, details included; the request_id of a mutating call ({@code
+     * requestId}; null for a read) is added as a google.rpc.RequestInfo detail, so that the output stays one JSON
+     * document.
+     */
+    static String json(StatusRuntimeException error, String requestId) {
         com.google.rpc.Status details = StatusProto.fromThrowable(error);
         if (details == null) {
             details = com.google.rpc.Status.newBuilder()
                     .setCode(error.getStatus().getCode().value())
                     .setMessage(String.valueOf(error.getStatus().getDescription()))
+                    .build();
+        }
+        if (requestId != null) {
+            details = details.toBuilder()
+                    .addDetails(Any.pack(
+                            RequestInfo.newBuilder().setRequestId(requestId).build()))
                     .build();
         }
         return Printer.toJson(JsonFormat.printer().usingTypeRegistry(DETAIL_TYPES), details) + "\n";

@@ -10,6 +10,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -26,6 +28,8 @@ import picocli.CommandLine.Spec;
  */
 @Command(
         name = "sandgate",
+        // Inherited: every subcommand has -h/--help (and -V/--version).
+        scope = ScopeType.INHERIT,
         mixinStandardHelpOptions = true,
         versionProvider = SandgateCli.Version.class,
         description = "Drives sandboxes through a Sandgate gateway.",
@@ -38,7 +42,8 @@ import picocli.CommandLine.Spec;
             DeleteCommand.class,
             WatchCommand.class,
             PolicyCommand.class,
-            OperationCommand.class
+            OperationCommand.class,
+            CommandLine.HelpCommand.class
         })
 public final class SandgateCli implements Runnable {
     /** The gateway's default listen address. */
@@ -47,6 +52,12 @@ public final class SandgateCli implements Runnable {
     static final int EXIT_OK = 0;
     static final int EXIT_RPC_ERROR = 1;
     static final int EXIT_USAGE = 2;
+
+    /**
+     * gRPC logs through java.util.logging, e.g. a WARNING with a stack trace when a name does not resolve; the CLI
+     * reports such failures itself. Held here because the logging framework keeps loggers only weakly.
+     */
+    private static final Logger GRPC_LOGGER = Logger.getLogger("io.grpc");
 
     @Option(
             names = "--target",
@@ -59,7 +70,8 @@ public final class SandgateCli implements Runnable {
     @Option(
             names = "--json",
             scope = ScopeType.INHERIT,
-            description = "Print responses (and errors, on stderr) as protobuf JSON instead of tables.")
+            description = "Print responses (and errors, on stderr) as protobuf JSON instead of tables; the request id"
+                    + " of a mutating call goes to stderr.")
     boolean json;
 
     @Option(
@@ -75,6 +87,9 @@ public final class SandgateCli implements Runnable {
     private final PrintWriter out;
     private final PrintWriter err;
 
+    /** The request_id of the mutating call under way, for its error report; null for a read. */
+    private String requestId;
+
     SandgateCli(Function<String, ManagedChannel> channels, PrintWriter out, PrintWriter err) {
         this.channels = channels;
         this.out = out;
@@ -89,6 +104,7 @@ public final class SandgateCli implements Runnable {
 
     /** Runs one command line and returns its exit status. {@code channels} opens a channel to a target. */
     static int run(String[] args, Function<String, ManagedChannel> channels, PrintWriter out, PrintWriter err) {
+        GRPC_LOGGER.setLevel(Level.SEVERE);
         SandgateCli cli = new SandgateCli(channels, out, err);
         CommandLine commandLine = new CommandLine(cli)
                 .setOut(out)
@@ -109,11 +125,26 @@ public final class SandgateCli implements Runnable {
         throw new ParameterException(spec.commandLine(), "a command is required");
     }
 
-    /** Opens a channel to the configured target, runs {@code call} with a session on it, and closes the channel. */
-    int withSession(SessionCall call) throws Exception {
-        ManagedChannel channel = channels.apply(target);
+    /**
+     * Opens a channel to the configured target, runs {@code call} with a session on it, and closes the channel. A
+     * mutating call passes its {@code requestId}: its error report shows it, and so does stderr after a success with
+     * {@code --json} (where stdout holds only the response).
+     */
+    int withSession(SessionCall call, String requestId) throws Exception {
+        this.requestId = requestId;
+        String address;
         try {
-            call.run(new Session(channel, timeout, new Printer(out, json)));
+            address = Targets.parse(target);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        ManagedChannel channel = channels.apply(address);
+        try {
+            call.run(new Session(channel, timeout, new Printer(out, err, json)));
+            if (json && requestId != null) {
+                err.println("request id: " + requestId);
+                err.flush();
+            }
             return EXIT_OK;
         } finally {
             channel.shutdownNow();
@@ -123,7 +154,10 @@ public final class SandgateCli implements Runnable {
 
     private int report(Exception exception) throws Exception {
         if (exception instanceof StatusRuntimeException rpcError) {
-            err.print(json ? RpcErrors.json(rpcError) : RpcErrors.describe(rpcError, target));
+            err.print(
+                    json
+                            ? RpcErrors.json(rpcError, requestId)
+                            : RpcErrors.describe(rpcError, Targets.parse(target), requestId));
             err.flush();
             return EXIT_RPC_ERROR;
         }
@@ -135,7 +169,7 @@ public final class SandgateCli implements Runnable {
         throw exception;
     }
 
-    private static ManagedChannel plaintextChannel(String target) {
+    static ManagedChannel plaintextChannel(String target) {
         return Grpc.newChannelBuilder(target, InsecureChannelCredentials.create())
                 .build();
     }

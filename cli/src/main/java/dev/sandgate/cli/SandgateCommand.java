@@ -13,10 +13,15 @@ abstract class SandgateCommand implements Callable<Integer> {
     @Override
     public final Integer call() throws Exception {
         SandgateCli cli = (SandgateCli) spec.root().userObject();
-        return cli.withSession(this::run);
+        return cli.withSession(this::run, sentRequestId());
     }
 
     abstract void run(Session session) throws Exception;
+
+    /** The request_id this command sends, or null for a command that changes nothing and sends none. */
+    String sentRequestId() {
+        return null;
+    }
 
     ParameterException usage(String message) {
         return new ParameterException(spec.commandLine(), message);

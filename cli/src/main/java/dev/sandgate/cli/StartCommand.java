@@ -7,21 +7,18 @@ import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 @Command(name = "start", description = "Launches a new execution (a new generation) of a stopped sandbox.")
-final class StartCommand extends SandgateCommand {
+final class StartCommand extends MutatingCommand {
     @Mixin
     TargetOptions target;
 
     @Option(names = "--wait", description = "Wait until the driver reports the sandbox running (or failed).")
     boolean waitUntilReady;
 
-    @Mixin
-    RequestIdOption requestId;
-
     @Override
     void run(Session session) {
         StartSandboxResponse response = session.stub()
                 .startSandbox(StartSandboxRequest.newBuilder()
-                        .setRequestId(requestId.requestId())
+                        .setRequestId(requestId())
                         .setTarget(target.target())
                         .setWaitUntilReady(waitUntilReady)
                         .build());
@@ -29,10 +26,14 @@ final class StartCommand extends SandgateCommand {
             session.printer().json(response);
             return;
         }
+        Printer.Fields fields = new Printer.Fields()
+                .add("result", response.getOutcome().name() + (response.getReplayed() ? " (replayed)" : ""))
+                .add("request", requestId());
+        if (!response.hasSandbox() && response.hasExecution()) {
+            fields.add("generation", Long.toString(response.getExecution().getGeneration()));
+        }
         session.printer()
-                .fields(new Printer.Fields()
-                        .add("result", response.getOutcome().name() + (response.getReplayed() ? " (replayed)" : ""))
-                        .add("request", requestId.requestId())
-                        .addAll(Printer.sandboxFields(response.getSandbox())));
+                .fields(fields.addAll(
+                        Printer.sandboxFields(response.hasSandbox(), response.getSandbox(), requestId())));
     }
 }

@@ -9,21 +9,17 @@ import picocli.CommandLine.Mixin;
         name = "stop",
         description =
                 "Stops the current execution (the workspace is kept); conditional with --expect-token/--expect-id.")
-final class StopCommand extends SandgateCommand {
+final class StopCommand extends MutatingCommand {
     @Mixin
     TargetOptions target;
 
     @Mixin
     PreconditionOptions precondition;
 
-    @Mixin
-    RequestIdOption requestId;
-
     @Override
     void run(Session session) {
-        StopSandboxRequest.Builder request = StopSandboxRequest.newBuilder()
-                .setRequestId(requestId.requestId())
-                .setTarget(target.target());
+        StopSandboxRequest.Builder request =
+                StopSandboxRequest.newBuilder().setRequestId(requestId()).setTarget(target.target());
         precondition.precondition().ifPresent(request::setPrecondition);
         StopSandboxResponse response = session.stub().stopSandbox(request.build());
         if (session.printer().json()) {
@@ -34,7 +30,7 @@ final class StopCommand extends SandgateCommand {
                 .fields(new Printer.Fields()
                         .add("result", response.getOutcome().name() + (response.getReplayed() ? " (replayed)" : ""))
                         .add("stopped", "generation " + response.getGeneration())
-                        .add("request", requestId.requestId())
-                        .addAll(Printer.sandboxFields(response.getSandbox())));
+                        .add("request", requestId())
+                        .addAll(Printer.sandboxFields(response.hasSandbox(), response.getSandbox(), requestId())));
     }
 }

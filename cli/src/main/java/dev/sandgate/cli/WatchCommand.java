@@ -1,7 +1,6 @@
 package dev.sandgate.cli;
 
 import dev.sandgate.api.v1.Observation;
-import dev.sandgate.api.v1.Phase;
 import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.WatchEventType;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
@@ -9,7 +8,6 @@ import dev.sandgate.api.v1.WatchSandboxesResponse;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
@@ -29,14 +27,15 @@ final class WatchCommand extends SandgateCommand {
     @Option(
             names = {"-l", "--label"},
             paramLabel = "KEY=VALUE",
+            converter = KeyValues.Converter.class,
             description = "Only sandboxes with this label (repeat: all of them).")
-    Map<String, String> labels = new LinkedHashMap<>();
+    List<Map.Entry<String, String>> labels = new ArrayList<>();
 
     @Option(
             names = "--phase",
             paramLabel = "PHASE",
-            description = "Only sandboxes in this phase (repeat: any of them).")
-    List<Phase> phases = new ArrayList<>();
+            description = "Only sandboxes in this phase (repeat: any of them): ${COMPLETION-CANDIDATES}.")
+    List<ExistingPhase> phases = new ArrayList<>();
 
     @Option(names = "--until-synced", description = "Stop after the SYNCED marker: print the current state only.")
     boolean untilSynced;
@@ -45,8 +44,8 @@ final class WatchCommand extends SandgateCommand {
     void run(Session session) {
         WatchSandboxesRequest request = WatchSandboxesRequest.newBuilder()
                 .setWorkspace(workspace)
-                .putAllLabelSelector(labels)
-                .addAllPhases(phases)
+                .putAllLabelSelector(KeyValues.toMap(labels, "--label", spec))
+                .addAllPhases(ExistingPhase.toProto(phases))
                 .build();
         // Leaving early is fine: the session's channel is shut down afterwards, which cancels the stream.
         Iterator<WatchSandboxesResponse> events = session.streamingStub().watchSandboxes(request);

@@ -48,7 +48,8 @@ import java.util.UUID;
 
 /**
  * A hand-written, in-memory SandboxService: it keeps sandboxes in a map, moves them through their phases, records
- * every request it receives and, when told to, fails the next call with a given error. It checks no preconditions: the
+ * every request it receives and, when told to, fails the next call with a given error. A stop with the request_id of
+ * an earlier stop is replayed. It checks no preconditions: the
  * CLI's tests only need to see what the CLI sends and how it shows what comes back.
  */
 final class FakeSandboxService extends SandboxServiceGrpc.SandboxServiceImplBase {
@@ -171,6 +172,17 @@ final class FakeSandboxService extends SandboxServiceGrpc.SandboxServiceImplBase
     @Override
     public synchronized void stopSandbox(StopSandboxRequest request, StreamObserver<StopSandboxResponse> reply) {
         if (admit(request, reply)) {
+            Operation earlier = operations.get(request.getRequestId());
+            if (earlier != null && earlier.hasStop()) {
+                // A replay, as the gateway answers it: the first outcome, with the sandbox as it is now, if it is.
+                StopSandboxResponse.Builder replay =
+                        earlier.getStop().toBuilder().setReplayed(true).clearSandbox();
+                if (sandboxes.containsKey(earlier.getSandboxId())) {
+                    replay.setSandbox(sandboxes.get(earlier.getSandboxId()));
+                }
+                respond(reply, replay.build());
+                return;
+            }
             Sandbox sandbox = find(request.getTarget());
             if (sandbox == null) {
                 reply.onError(notFound(request.getTarget()));

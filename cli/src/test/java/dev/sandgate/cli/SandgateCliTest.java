@@ -8,6 +8,7 @@ import com.google.rpc.BadRequest;
 import com.google.rpc.Code;
 import com.google.rpc.ErrorInfo;
 import com.google.rpc.PreconditionFailure;
+import com.google.rpc.RequestInfo;
 import dev.sandgate.api.v1.CreateSandboxRequest;
 import dev.sandgate.api.v1.CreateSandboxResponse;
 import dev.sandgate.api.v1.DeleteSandboxRequest;
@@ -39,6 +40,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.logging.Handler;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Nested;
@@ -53,7 +57,8 @@ class SandgateCliTest {
 
     @BeforeEach
     void startFakeGateway() throws IOException {
-        serverName = InProcessServerBuilder.generateName();
+        // A valid --target (HOST:PORT) that names the in-process server.
+        serverName = "fake-gateway-" + UUID.randomUUID() + ":7443";
         server = InProcessServerBuilder.forName(serverName)
                 .directExecutor()
                 .addService(gateway)
@@ -197,6 +202,95 @@ class SandgateCliTest {
         }
 
         @Test
+        void printsTheRequestIdOnStderrWithJsonKeepingStdoutJson() throws IOException {
+            Result result = sandgate("--json", "create", "-w", "demo", "-n", "hello", "--image", "busybox");
+
+            String requestId = gateway.lastReceived(CreateSandboxRequest.class).getRequestId();
+            JsonFormat.parser().merge(result.out(), CreateSandboxResponse.newBuilder());
+            assertThat(result.err()).isEqualTo("request id: " + requestId + "\n");
+        }
+
+        @Test
+        void refusesAPolicyModeOtherThanLiveOrFrozen() {
+            for (String mode : List.of("UNRECOGNIZED", "POLICY_MODE_UNSPECIFIED", "thawed")) {
+                Result result =
+                        sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "--policy-mode", mode);
+
+                assertThat(result.status()).as(mode).isEqualTo(2);
+                assertThat(result.err())
+                        .as(mode)
+                        .contains("'--policy-mode': expected one of [LIVE, FROZEN] (case-insensitive) but was '" + mode
+                                + "'")
+                        .doesNotContain("Exception");
+            }
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void refusesARepeatedEnvironmentKeyNamingIt() {
+            Result result =
+                    sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "-e", "A=1", "-e", "A=2");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).startsWith("--env: the key 'A' is given more than once");
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void refusesARepeatedLabelKeyNamingIt() {
+            Result result = sandgate(
+                    "create", "-w", "demo", "-n", "hello", "--image", "busybox", "-l", "team=a", "--label", "team=b");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).startsWith("--label: the key 'team' is given more than once");
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void splitsEnvironmentVariablesAtTheFirstEqualsSign() {
+            sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "-e", "EMPTY=", "-e", "URL=a=b");
+
+            assertThat(gateway.lastReceived(CreateSandboxRequest.class)
+                            .getSpec()
+                            .getEnvironmentMap())
+                    .containsExactly(Map.entry("EMPTY", ""), Map.entry("URL", "a=b"));
+        }
+
+        @Test
+        void aMalformedEnvironmentVariableIsAUsageErrorWordedOnce() {
+            Result result = sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "-e", "TOKEN");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err())
+                    .startsWith("Invalid value for option '--env' (KEY=VALUE): 'TOKEN' is not KEY=VALUE")
+                    .doesNotContain("option option");
+        }
+
+        @Test
+        void helpDescribesTheImageAndLabels() {
+            Result result = sandgate("create", "--help");
+
+            assertThat(result.out())
+                    .containsPattern("--image=IMAGE\\s+The image to run")
+                    .containsPattern("-l, --label=KEY=VALUE\\s+A label");
+        }
+
+        @Test
+        void reportsWhyThePolicyFileCannotBeRead(@TempDir Path directory) {
+            Path absent = directory.resolve("absent.json");
+
+            Result missing = sandgate(
+                    "create", "-w", "demo", "-n", "hello", "--image", "busybox", "--policy-file", absent.toString());
+            Result folder = sandgate(
+                    "create", "-w", "demo", "-n", "hello", "--image", "busybox", "--policy-file", directory.toString());
+
+            assertThat(missing.status()).isEqualTo(2);
+            assertThat(missing.err()).isEqualTo("error: cannot read " + absent + ": no such file\n");
+            assertThat(folder.err()).isEqualTo("error: cannot read " + directory + ": is a directory\n");
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
         void requiresAnImage() {
             Result result = sandgate("create", "-w", "demo", "-n", "hello");
 
@@ -287,9 +381,55 @@ class SandgateCliTest {
 
             Result result = sandgate("list", "--page-size", "2");
 
-            assertThat(result.out())
-                    .contains("one", "two", "more: --page-token 2")
-                    .doesNotContain("three");
+            assertThat(result.out()).contains("one", "two").doesNotContain("three", "more:");
+            assertThat(result.err()).isEqualTo("more: --page-token 2 (or --all)\n");
+        }
+
+        @Test
+        void refusesAPhaseNoExistingSandboxHasListingTheValidOnes() {
+            for (String phase : List.of("UNRECOGNIZED", "PHASE_UNSPECIFIED", "DELETED", "bogus")) {
+                Result result = sandgate("list", "--phase", phase);
+
+                assertThat(result.status()).as(phase).isEqualTo(2);
+                assertThat(result.err())
+                        .as(phase)
+                        .contains("'--phase' (PHASE): expected one of"
+                                + " [PROVISIONING, READY, STOPPING, STOPPED, STARTING, DELETING, ERROR]"
+                                + " (case-insensitive) but was '" + phase + "'")
+                        .doesNotContain("Exception");
+            }
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void helpOffersOnlyThePhasesOfExistingSandboxes() {
+            Result result = sandgate("list", "--help");
+
+            assertThat(result.out().replaceAll("\\s+", " "))
+                    .contains("PROVISIONING, READY, STOPPING, STOPPED, STARTING, DELETING, ERROR")
+                    .doesNotContain("UNRECOGNIZED", "PHASE_UNSPECIFIED", "DELETED,");
+        }
+
+        @Test
+        void refusesARepeatedLabelKey() {
+            Result result = sandgate("list", "-l", "team=a", "-l", "team=b");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).startsWith("--label: the key 'team' is given more than once");
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void pageSizeZeroIsTheGatewaysDefaultAsTheHelpSays() {
+            gateway.add("demo", "one");
+
+            Result result = sandgate("list", "--page-size", "0");
+
+            assertThat(result.status()).isZero();
+            assertThat(gateway.lastReceived(ListSandboxesRequest.class).getPageSize())
+                    .isZero();
+            assertThat(sandgate("list", "--help").out().replaceAll("\\s+", " "))
+                    .contains("1 to 1000; 0 (the default) means the gateway's default, 100");
         }
 
         @Test
@@ -340,6 +480,22 @@ class SandgateCliTest {
             StopSandboxRequest request = gateway.lastReceived(StopSandboxRequest.class);
             assertThat(request.hasPrecondition()).isTrue();
             assertThat(request.getPrecondition().getExpectedSandboxId()).isEmpty();
+        }
+
+        @Test
+        void aReplayWhoseSandboxIsGoneShowsTheOutcomeAndNoEmptySandbox() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+            String requestId = UUID.randomUUID().toString();
+            sandgate("stop", "--id", sandbox.getId(), "--request-id", requestId);
+            sandgate("delete", "--id", sandbox.getId());
+
+            Result result = sandgate("stop", "--id", sandbox.getId(), "--request-id", requestId);
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out())
+                    .contains("STOPPED_NOW (replayed)", "generation 1", requestId)
+                    .contains("no longer exists (sandgate operation get " + requestId)
+                    .doesNotContain("PHASE_UNSPECIFIED", "version:");
         }
 
         @Test
@@ -478,6 +634,26 @@ class SandgateCliTest {
         }
 
         @Test
+        void endingWithGatewayShuttingDownDoesNotAskWhetherAGatewayListens() {
+            gateway.failNextCall(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+                    .setCode(Code.UNAVAILABLE_VALUE)
+                    .setMessage("the gateway is shutting down")
+                    .addDetails(Any.pack(ErrorInfo.newBuilder()
+                            .setReason("GATEWAY_SHUTTING_DOWN")
+                            .setDomain("sandgate.dev")
+                            .build()))
+                    .build()));
+
+            Result result = sandgate("watch");
+
+            assertThat(result.status()).isEqualTo(1);
+            assertThat(result.err()).isEqualTo("""
+                            error: UNAVAILABLE: the gateway is shutting down
+                              reason: GATEWAY_SHUTTING_DOWN (sandgate.dev)
+                            """);
+        }
+
+        @Test
         void printsOneJsonDocumentPerEventWithJson() throws IOException {
             Sandbox sandbox = gateway.add("demo", "hello");
 
@@ -537,6 +713,16 @@ class SandgateCliTest {
         }
 
         @Test
+        void withoutACommandShowsItsUsage() {
+            Result result = sandgate("policy");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err())
+                    .startsWith("a command is required: get or update\n")
+                    .contains("Usage: sandgate policy", "get", "update");
+        }
+
+        @Test
         void updateReportsAnUnreadableFile(@TempDir Path directory) {
             Result result = sandgate(
                     "policy",
@@ -549,7 +735,7 @@ class SandgateCliTest {
                     directory.resolve("absent.json").toString());
 
             assertThat(result.status()).isEqualTo(2);
-            assertThat(result.err()).contains("cannot read", "absent.json");
+            assertThat(result.err()).contains("cannot read", "absent.json: no such file");
             assertThat(gateway.received()).isEmpty();
         }
     }
@@ -615,12 +801,14 @@ class SandgateCliTest {
                             .build()))
                     .build()));
 
-            Result result = sandgate("stop", "-w", "demo", "-n", "hello", "--expect-token", "bogus");
+            Result result =
+                    sandgate("stop", "-w", "demo", "-n", "hello", "--expect-token", "bogus", "--request-id", "r-1");
 
             assertThat(result.err()).isEqualTo("""
                             error: INVALID_ARGUMENT: precondition.expected_execution_token: is not an execution token
                               reason: INVALID_FIELD (sandgate.dev)
                               field: precondition.expected_execution_token: is not an execution token
+                              request id: r-1 (look the outcome up with: sandgate operation get r-1)
                             """);
         }
 
@@ -658,6 +846,70 @@ class SandgateCliTest {
         }
 
         @Test
+        void ofAMutatingCallShowTheRequestIdToLookTheOutcomeUp() {
+            gateway.failNextCall(Status.DEADLINE_EXCEEDED.withDescription("deadline exceeded after 0.15s"));
+
+            Result result = sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox");
+
+            String requestId = gateway.lastReceived(CreateSandboxRequest.class).getRequestId();
+            assertThat(result.status()).isEqualTo(1);
+            assertThat(result.err()).isEqualTo("""
+                            error: DEADLINE_EXCEEDED: deadline exceeded after 0.15s
+                              the call took longer than --timeout allows
+                              request id: %s (look the outcome up with: sandgate operation get %s)
+                            """.formatted(requestId, requestId));
+        }
+
+        @Test
+        void ofAMutatingCallCarryTheRequestIdAsRequestInfoWithJson() throws IOException {
+            gateway.add("demo", "hello");
+            gateway.failNextCall(Status.UNAVAILABLE.withDescription("io exception"));
+
+            Result result = sandgate("--json", "stop", "-w", "demo", "-n", "hello", "--request-id", "r-2");
+
+            com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder();
+            JsonFormat.parser().usingTypeRegistry(RpcErrors.DETAIL_TYPES).merge(result.err(), status);
+            assertThat(status.getCode()).isEqualTo(Code.UNAVAILABLE_VALUE);
+            assertThat(status.getDetails(0).unpack(RequestInfo.class).getRequestId())
+                    .isEqualTo("r-2");
+        }
+
+        @Test
+        void ofAnUnresolvableHostAreNotPrecededByTheLogOfGrpc() {
+            List<LogRecord> logged = new CopyOnWriteArrayList<>();
+            Handler handler = new Handler() {
+                @Override
+                public void publish(LogRecord record) {
+                    logged.add(record);
+                }
+
+                @Override
+                public void flush() {}
+
+                @Override
+                public void close() {}
+            };
+            Logger root = Logger.getLogger("");
+            root.addHandler(handler);
+            try {
+                StringWriter err = new StringWriter();
+                int status = SandgateCli.run(
+                        new String[] {"--target", "nowhere.invalid:1", "list"},
+                        SandgateCli::plaintextChannel,
+                        new PrintWriter(new StringWriter(), true),
+                        new PrintWriter(err, true));
+
+                assertThat(status).isEqualTo(1);
+                assertThat(err.toString()).startsWith("error: UNAVAILABLE");
+                assertThat(logged)
+                        .filteredOn(record -> record.getLoggerName().startsWith("io.grpc"))
+                        .isEmpty();
+            } finally {
+                root.removeHandler(handler);
+            }
+        }
+
+        @Test
         void withoutDetailsStillShowTheCodeAndDescription() {
             gateway.failNextCall(Status.RESOURCE_EXHAUSTED.withDescription("too many watches"));
 
@@ -669,7 +921,7 @@ class SandgateCliTest {
 
         @Test
         void ofAnUnreachableGatewayNameTheTarget() {
-            Result result = sandgateWithoutTarget("--target", "nobody-listens-here", "list");
+            Result result = sandgateWithoutTarget("--target", "nobody-listens-here:7443", "list");
 
             assertThat(result.status()).isEqualTo(1);
             assertThat(result.err()).startsWith("error: UNAVAILABLE").contains("nobody-listens-here");
@@ -682,8 +934,10 @@ class SandgateCliTest {
         void targetDefaultsToTheGatewaysDefaultListenAddress() {
             sandgateWithoutTarget("list");
 
+            String environment = System.getenv("SANDGATE_TARGET");
             assertThat(targetsDialled)
-                    .containsExactly(System.getenv().getOrDefault("SANDGATE_TARGET", SandgateCli.DEFAULT_TARGET));
+                    .containsExactly(
+                            environment == null || environment.isBlank() ? SandgateCli.DEFAULT_TARGET : environment);
         }
 
         @Test
@@ -703,6 +957,105 @@ class SandgateCliTest {
             assertThat(result.status()).isEqualTo(2);
             assertThat(result.err()).contains("'soon' is not a duration");
             assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void aTimeoutThatIsNotPositiveIsAUsageErrorSayingSo() {
+            for (String timeout : List.of("0s", "-1s", "0ms")) {
+                Result result = sandgate("--timeout", timeout, "list");
+
+                assertThat(result.status()).as(timeout).isEqualTo(2);
+                assertThat(result.err()).as(timeout).contains("'" + timeout + "': a duration must be positive");
+            }
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void aTargetThatIsNotHostAndPortIsAUsageError() {
+            for (String target : List.of(
+                    "bad target:7443",
+                    "bad target",
+                    "127.0.0.1:99999",
+                    "127.0.0.1:0",
+                    "localhost",
+                    ":7443",
+                    "::1:7443",
+                    "[::1]",
+                    "host:port",
+                    "under_score:7443")) {
+                Result result = sandgateWithoutTarget("--target", target, "list");
+
+                assertThat(result.status()).as(target).isEqualTo(2);
+                assertThat(result.err())
+                        .as(target)
+                        .startsWith("'" + target + "' is not a gateway address (--target or SANDGATE_TARGET): ")
+                        .doesNotContain("Exception");
+            }
+            assertThat(targetsDialled).isEmpty();
+        }
+
+        @Test
+        void aTargetMayBeAHostNameOrAnIpv4OrBracketedIpv6Address() {
+            for (String target : List.of("gateway.example.com:7443", "10.0.0.1:1", "[::1]:65535")) {
+                sandgateWithoutTarget("--target", target, "list");
+            }
+
+            assertThat(targetsDialled).containsExactly("gateway.example.com:7443", "10.0.0.1:1", "[::1]:65535");
+        }
+
+        @Test
+        void helpWorksWhateverTheTargetIs() {
+            Result result = sandgateWithoutTarget("--target", "bad target", "get", "--help");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).startsWith("Usage: sandgate get ");
+        }
+
+        @Test
+        void anEmptyTargetMeansTheDefaultAsAnUnsetOneDoes() {
+            sandgateWithoutTarget("--target", "", "list");
+
+            assertThat(targetsDialled).containsExactly(SandgateCli.DEFAULT_TARGET);
+        }
+
+        @Test
+        void everyCommandHasHelp() {
+            for (String command : List.of(
+                    "create",
+                    "get",
+                    "list",
+                    "stop",
+                    "start",
+                    "delete",
+                    "watch",
+                    "policy",
+                    "policy get",
+                    "policy update",
+                    "operation",
+                    "operation get")) {
+                for (String help : List.of("--help", "-h")) {
+                    List<String> args = new ArrayList<>(List.of(command.split(" ")));
+                    args.add(help);
+
+                    Result result = sandgate(args.toArray(String[]::new));
+
+                    assertThat(result.status()).as(command + " " + help).isZero();
+                    assertThat(result.out()).as(command + " " + help).startsWith("Usage: sandgate " + command + " ");
+                    assertThat(result.err()).as(command + " " + help).isEmpty();
+                }
+            }
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void theHelpCommandShowsTheUsageOfACommandOrOfAll() {
+            Result create = sandgate("help", "create");
+            Result all = sandgate("help");
+
+            assertThat(create.status()).isZero();
+            assertThat(create.out()).startsWith("Usage: sandgate create ");
+            assertThat(all.status()).isZero();
+            assertThat(all.out()).startsWith("Usage: sandgate ").contains("create", "operation");
         }
 
         @Test

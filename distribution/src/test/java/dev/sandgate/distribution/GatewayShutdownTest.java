@@ -24,11 +24,13 @@ class GatewayShutdownTest {
             Path watchOut = scratch.resolve("watch.out");
             Path watchErr = scratch.resolve("watch.err");
             Process watch = Distribution.launcher("sandgate", List.of("--target", gateway.target(), "watch"))
+                    .redirectInput(
+                            ProcessBuilder.Redirect.from(Path.of("/dev/null").toFile()))
                     .redirectOutput(watchOut.toFile())
                     .redirectError(watchErr.toFile())
                     .start();
             try {
-                awaitText(watchOut, "SYNCED", watch);
+                awaitText(watchOut, watchErr, "SYNCED", watch);
 
                 int status = gateway.terminate();
 
@@ -46,14 +48,36 @@ class GatewayShutdownTest {
                         .containsPattern("stopped in \\d+ ms")
                         .doesNotContain("calls still running after");
             } finally {
-                watch.destroyForcibly().waitFor();
+                watch.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
             }
         }
     }
 
-    /** Waits (up to 60 s) for a process's output file to contain {@code text}. */
-    private static void awaitText(Path file, String text, Process process) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    @Test
+    void aGatewayThatCannotOpenItsDataDirectoryLogsWhyAndExitsWith1() {
+        Distribution.Result failed = Distribution.run(
+                scratch,
+                "sandgate-gateway",
+                "--listen",
+                "127.0.0.1:0",
+                "--data-dir",
+                "/proc/sandgate-data",
+                "--driver",
+                "reference",
+                "--driver-property",
+                "reference.directory=" + scratch.resolve("sandboxes"));
+
+        assertThat(failed.status()).as("%s%s", failed.out(), failed.err()).isEqualTo(1);
+        assertThat(failed.err())
+                .contains(
+                        "sandgate: the gateway could not start: cannot open the data directory /proc/sandgate-data: ");
+        // The log line with the cause is written before the process exits, although no shutdown hook ran.
+        assertThat(failed.out()).contains("ERROR").contains("the gateway could not start");
+    }
+
+    /** Waits (up to 90 s) for a process's output file to contain {@code text}. */
+    private static void awaitText(Path file, Path errors, String text, Process process) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
         while (System.nanoTime() < deadline) {
             if (Files.readString(file, StandardCharsets.UTF_8).contains(text)) {
                 return;
@@ -63,6 +87,9 @@ class GatewayShutdownTest {
             }
             Thread.sleep(50);
         }
-        throw new AssertionError("no " + text + " in " + file + ":\n" + Files.readString(file, StandardCharsets.UTF_8));
+        throw new AssertionError("no " + text + " in " + file + " ("
+                + (process.isAlive() ? "still running" : "exited with " + process.exitValue()) + "); output:\n"
+                + Files.readString(file, StandardCharsets.UTF_8) + "\nerrors:\n"
+                + Files.readString(errors, StandardCharsets.UTF_8));
     }
 }

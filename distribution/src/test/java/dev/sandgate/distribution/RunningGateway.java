@@ -77,7 +77,8 @@ final class RunningGateway implements AutoCloseable {
     int terminate() throws InterruptedException {
         process.destroy();
         if (!process.waitFor(30, TimeUnit.SECONDS)) {
-            process.destroyForcibly().waitFor();
+            process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            throw new AssertionError("the gateway did not stop within 30 s of SIGTERM:\n" + log());
         }
         return process.exitValue();
     }

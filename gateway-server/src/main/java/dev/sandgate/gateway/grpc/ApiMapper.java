@@ -120,6 +120,12 @@ public final class ApiMapper {
                         "values must be at most " + MAX_ENVIRONMENT_VALUE_LENGTH + " characters");
             }
         });
+        try {
+            // The request's labels are its own field, not the spec's (the SPI's spec holds them).
+            Labels.requireValid("labels", request.getLabelsMap());
+        } catch (DriverException e) {
+            throw fromSpi(e, "labels");
+        }
         for (String key : request.getLabelsMap().keySet()) {
             if (Labels.isReserved(key)) {
                 throw GatewayException.invalidField(

@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 
 /**
  * JSON parsing into plain values and serialization in the JSON Canonicalization Scheme (RFC 8785).
@@ -260,11 +261,16 @@ public final class JsonCanonicalizer {
         return best == null ? decimal : best.stripTrailingZeros();
     }
 
+    /** The parser's message without its advice to programmers (which setting would accept the input, a link). */
     private static String firstLine(String message) {
         if (message == null) {
             return "unreadable input";
         }
         int newline = message.indexOf('\n');
-        return newline < 0 ? message : message.substring(0, newline);
+        String line = newline < 0 ? message : message.substring(0, newline);
+        return PARSER_ADVICE.matcher(line).replaceFirst("").trim();
     }
+
+    private static final Pattern PARSER_ADVICE =
+            Pattern.compile("Use JsonReader\\.setStrictness\\([^)]*\\) to accept malformed JSON ");
 }

@@ -20,10 +20,13 @@ import java.nio.channels.FileLock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -103,6 +106,7 @@ public final class Gateway implements AutoCloseable {
             if (lock == null) {
                 throw new ConfigException("another gateway is using the data directory " + dataDir);
             }
+            keepStorePrivate(dataDir);
             store = new SqliteStore(dataDir.resolve(DATABASE_FILE), config.storeSynchronous());
             String gatewayId = gatewayId(store, config.gatewayId());
             TokenKeys keys = TokenKeys.loadOrCreate(config.tokenKeyFile());
@@ -124,11 +128,12 @@ public final class Gateway implements AutoCloseable {
                             .withDriverTimeout(config.driverTimeout())
                             .withRequestRetention(config.requestRetention()));
             lifecycle.recover();
-            log.info("gateway {} ready: driver={} data-dir={}", gatewayId, named.name(), dataDir);
+            log.info("gateway {} opened: driver={} data-dir={}", gatewayId, named.name(), dataDir);
             return new Gateway(channel, lock, store, named.driver(), lifecycle, gatewayId);
         } catch (IOException e) {
             closeQuietly(named, store, lock, channel);
-            throw new UncheckedIOException("cannot open the data directory " + dataDir, e);
+            throw new UncheckedIOException(
+                    "cannot open the data directory " + dataDir + ": " + IoReasons.describe(e), e);
         } catch (RuntimeException e) {
             closeQuietly(named, store, lock, channel);
             throw e;
@@ -155,6 +160,43 @@ public final class Gateway implements AutoCloseable {
             tx.putMeta(GATEWAY_ID_KEY, generated);
             return generated;
         });
+    }
+
+    /**
+     * Makes the store's files owner-only, whatever the data directory's permissions: they hold every sandbox's spec,
+     * environment values included. SQLite creates its log and shared-memory files with the database file's
+     * permissions, so a database file created here as owner-only keeps them so too. Files found readable by others
+     * are tightened, with a warning; so is a data directory others may enter (the operator may have created it).
+     */
+    private static void keepStorePrivate(Path dataDir) throws IOException {
+        Set<PosixFilePermission> ownerOnly = PosixFilePermissions.fromString("rw-------");
+        Path database = dataDir.resolve(DATABASE_FILE);
+        try {
+            if (!Files.exists(database)) {
+                // An empty file is an empty database to SQLite.
+                Files.createFile(database, PosixFilePermissions.asFileAttribute(ownerOnly));
+            }
+            for (String suffix : List.of("", "-wal", "-shm")) {
+                Path file = dataDir.resolve(DATABASE_FILE + suffix);
+                if (Files.exists(file) && !Files.getPosixFilePermissions(file).equals(ownerOnly)) {
+                    log.warn(
+                            "{} was {}: made it owner-only (rw-------), as it holds sandboxes' environment values",
+                            file,
+                            PosixFilePermissions.toString(Files.getPosixFilePermissions(file)));
+                    Files.setPosixFilePermissions(file, ownerOnly);
+                }
+            }
+            Set<PosixFilePermission> directory = Files.getPosixFilePermissions(dataDir);
+            if (directory.stream()
+                    .anyMatch(p -> p.name().startsWith("GROUP") || p.name().startsWith("OTHERS"))) {
+                log.warn(
+                        "the data directory {} is {}: its files are owner-only, but consider chmod 700",
+                        dataDir,
+                        PosixFilePermissions.toString(directory));
+            }
+        } catch (UnsupportedOperationException e) {
+            // Not a POSIX file system.
+        }
     }
 
     private static void createPrivateDirectory(Path dir) throws IOException {

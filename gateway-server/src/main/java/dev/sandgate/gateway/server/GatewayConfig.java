@@ -21,6 +21,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
@@ -122,12 +123,14 @@ public record GatewayConfig(
             if (!arg.startsWith("--")) {
                 throw new ConfigException("unexpected argument '" + arg + "' (see --help)");
             }
-            String name = arg.substring(2);
+            int equals = arg.indexOf('=');
+            String name = equals >= 0 ? arg.substring(2, equals) : arg.substring(2);
+            if (!name.equals("driver-property") && !name.equals("config") && !KEYS.contains(name)) {
+                throw new ConfigException("unknown option --" + name + " (see --help)");
+            }
             String value;
-            int equals = name.indexOf('=');
             if (equals >= 0) {
-                value = name.substring(equals + 1);
-                name = name.substring(0, equals);
+                value = arg.substring(equals + 1);
             } else {
                 if (i + 1 >= args.length) {
                     throw new ConfigException("--" + name + " needs a value");
@@ -171,14 +174,20 @@ public record GatewayConfig(
                 properties.load(reader);
             } catch (IOException e) {
                 throw new ConfigException(
-                        "cannot read the configuration file " + configFile + ": " + e.getMessage(), e);
+                        "cannot read the configuration file " + configFile + ": " + IoReasons.describe(e), e);
             }
-            for (String key : properties.stringPropertyNames()) {
+            for (String key : new TreeSet<>(properties.stringPropertyNames())) {
                 String value = properties.getProperty(key).trim();
                 if (KEYS.contains(key)) {
                     file.put(key, value);
-                } else {
+                } else if (key.indexOf('.') > 0) {
                     fileDriverProperties.put(key, value);
+                } else {
+                    String suggestion = key.toLowerCase(Locale.ROOT).replace('_', '-');
+                    throw new ConfigException("unknown setting '" + key + "' in " + configFile
+                            + (KEYS.contains(suggestion) ? " (did you mean " + suggestion + "?)" : "")
+                            + ": neither a gateway setting (see --help) nor a driver setting (DRIVER.KEY, e.g."
+                            + " docker.host)");
                 }
             }
         }

@@ -26,7 +26,13 @@ public final class GatewayMain {
     private GatewayMain() {}
 
     public static void main(String[] args) {
-        System.exit(run(args, System.out, System.err));
+        int status = run(args, System.out, System.err);
+        if (status != 0) {
+            // Failed before serving: no shutdown hook of ours will stop the logging, so write what it buffers now
+            // (the reason of the failure among it).
+            LoggingShutdown.flushAndStop();
+        }
+        System.exit(status);
     }
 
     static int run(String[] args, PrintStream out, PrintStream err) {

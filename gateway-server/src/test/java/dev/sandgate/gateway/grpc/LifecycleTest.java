@@ -293,6 +293,12 @@ class LifecycleTest {
                 .contains("labels[sandgate.dev/sandbox-id]");
         assertThat(failure(() -> gateway.stub()
                                 .createSandbox(TestGateway.createRequest("team", "agent")
+                                        .putLabels("Bad Key", "x")
+                                        .build()))
+                        .field())
+                .contains("labels[Bad Key]");
+        assertThat(failure(() -> gateway.stub()
+                                .createSandbox(TestGateway.createRequest("team", "agent")
                                         .setSpec(TestGateway.busybox().toBuilder()
                                                 .putEnvironment("1BAD", "x"))
                                         .build()))

@@ -103,6 +103,17 @@ class JsonCanonicalizerTest {
     }
 
     @Test
+    @DisplayName("a malformed document's reason says where, without the parser's advice to programmers")
+    void malformedReason() {
+        assertThatThrownBy(() -> JsonCanonicalizer.canonicalize("{not json"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageStartingWith("malformed JSON")
+                .hasMessageContaining("line 1 column")
+                .hasMessageNotContaining("setStrictness")
+                .hasMessageNotContaining("LENIENT");
+    }
+
+    @Test
     @DisplayName("canonicalization is idempotent")
     void idempotent() {
         String once = canonical("{ \"b\": [1.0, \"x\"], \"a\": {\"d\": true, \"c\": null} }");

@@ -67,6 +67,36 @@ class GatewayConfigTest {
     }
 
     @Test
+    @DisplayName("an unknown flag is refused as unknown, even without a value after it")
+    void unknownFlagWithoutValue() {
+        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--version"}, Map.of()))
+                .hasMessage("unknown option --version (see --help)");
+    }
+
+    @Test
+    @DisplayName("a file key that is neither a gateway setting nor DRIVER.KEY is refused, with a suggestion")
+    void misspeltFileKey() throws Exception {
+        Path file = dir.resolve("gateway.properties");
+        Files.writeString(file, "data_dir=/srv/sandgate\n");
+
+        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--config", file.toString()}, Map.of()))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("unknown setting 'data_dir'")
+                .hasMessageContaining("did you mean data-dir?");
+    }
+
+    @Test
+    @DisplayName("an unreadable configuration file is refused with the reason, not just its path")
+    void missingConfigFile() {
+        assertThatThrownBy(() -> GatewayConfig.load(
+                        new String[] {
+                            "--config", dir.resolve("absent.properties").toString()
+                        },
+                        Map.of()))
+                .hasMessageContaining("absent.properties: no such file or directory");
+    }
+
+    @Test
     @DisplayName("a driver property from the environment may have '-' in its key, written '__'")
     void environmentDriverPropertyWithHyphens() {
         GatewayConfig config = GatewayConfig.load(
