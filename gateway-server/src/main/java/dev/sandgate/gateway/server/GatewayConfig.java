@@ -306,7 +306,7 @@ public record GatewayConfig(
 
     public static String usage() {
         return """
-                Usage: GatewayMain [options]
+                Usage: sandgate-gateway [options]
 
                 Runs the Sandgate gateway: the sandgate.v1.SandboxService over gRPC (plaintext), with gRPC health
                 checking and server reflection, on the embedded SQLite store, with one compute driver.
