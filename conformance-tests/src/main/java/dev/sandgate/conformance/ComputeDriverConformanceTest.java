@@ -390,6 +390,18 @@ public abstract class ComputeDriverConformanceTest {
         }
 
         @Test
+        void required_createOfAnExistingIdWithAnotherNameOrWorkspaceFailsPreconditionAndChangesNothing() {
+            for (SandboxRef asked : misnamed()) {
+                assertIdentityMismatch(
+                        expectFailure(
+                                DriverErrorCode.FAILED_PRECONDITION,
+                                () -> kit.driver.create(asked, kit.spec, kit.launch(1))),
+                        asked);
+            }
+            kit.assertUntouched(alphaFacts, "create with a mismatched name");
+        }
+
+        @Test
         void required_stopWithAnotherNameOrWorkspaceFailsPreconditionAndStopsNothing() {
             for (SandboxRef asked : misnamed()) {
                 assertIdentityMismatch(

@@ -126,6 +126,10 @@ final class KitSession {
             if (Boolean.getBoolean(REQUIRE_ENGINES_PROPERTY)) {
                 fail(message + " (" + REQUIRE_ENGINES_PROPERTY + "=true: a missing backend is a failure)");
             }
+            // Build tools may count a class skipped as a whole as neither run nor skipped: say so where people look.
+            System.out.printf(
+                    "[sandgate-kit] %s: SKIPPED, no test of the kit ran: %s (with -D%s=true this is a failure)%n",
+                    testClassName, message, REQUIRE_ENGINES_PROPERTY);
             Assumptions.abort(message);
         }
         BackendProbe openedProbe = probe.get();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import dev.sandgate.conformance.selftest.broken.ClaimsFewerCapabilitiesKit;
+import dev.sandgate.conformance.selftest.broken.CreateIgnoresIdentityKit;
 import dev.sandgate.conformance.selftest.broken.DuplicatesDeletedEventsKit;
 import dev.sandgate.conformance.selftest.broken.IgnoresExpectedGenerationKit;
 import dev.sandgate.conformance.selftest.broken.LeaksOnDeleteKit;
@@ -51,6 +52,13 @@ class BrokenDriversAreCaughtTest {
                 "required_stopOfAnAbsentIdIsNotFoundAndNeverStopsTheSameName",
                 "required_operationsOnAnAbsentIdNeverTouchAForeignResourceWithTheSameName",
                 "required_staleOperationsOfADeletedSandboxNeverTouchItsNameSuccessor");
+    }
+
+    @Test
+    void createIgnoringTheIdentityOfAnExistingIdFailsTheCreateIdentityTest() {
+        assertFails(
+                CreateIgnoresIdentityKit.class,
+                "required_createOfAnExistingIdWithAnotherNameOrWorkspaceFailsPreconditionAndChangesNothing");
     }
 
     @Test

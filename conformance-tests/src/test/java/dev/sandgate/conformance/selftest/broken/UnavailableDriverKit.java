@@ -1,0 +1,44 @@
+package dev.sandgate.conformance.selftest.broken;
+
+import dev.sandgate.spi.Availability;
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.ComputeDriverProvider;
+import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverContext;
+import java.nio.file.Path;
+
+/** A driver whose backend is not there: the kit skips (or, when engines are required, fails) the whole class. */
+public class UnavailableDriverKit extends BrokenReferenceKit {
+    public static final String REASON = "no engine answers at unix:///nowhere.sock";
+
+    @Override
+    protected ComputeDriverProvider provider() {
+        ComputeDriverProvider reference = super.provider();
+        return new ComputeDriverProvider() {
+            @Override
+            public String name() {
+                return reference.name();
+            }
+
+            @Override
+            public int priority() {
+                return reference.priority();
+            }
+
+            @Override
+            public Availability availability(DriverConfig config) {
+                return Availability.unavailable(REASON);
+            }
+
+            @Override
+            public ComputeDriver create(DriverConfig config, DriverContext context) {
+                throw new AssertionError("the kit created an unavailable driver");
+            }
+        };
+    }
+
+    @Override
+    ComputeDriver breakDriver(ComputeDriver reference, Path backendDirectory, DriverContext context) {
+        return reference;
+    }
+}
