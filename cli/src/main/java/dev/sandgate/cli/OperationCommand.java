@@ -41,7 +41,8 @@ final class OperationCommand implements Runnable {
                     .add("request", operation.getRequestId())
                     .add("method", operation.getMethod())
                     .add("sandbox", operation.getSandboxId())
-                    .add("generation", Long.toString(operation.getGeneration()))
+                    // 0: the request failed before it reached an execution (e.g. no such sandbox).
+                    .add("generation", operation.getGeneration() > 0 ? Long.toString(operation.getGeneration()) : "")
                     .add("done", operation.getDone() ? "yes" : "no (in progress)")
                     .add("result", result(operation))
                     .add("created", Printer.time(operation.getCreateTime()))

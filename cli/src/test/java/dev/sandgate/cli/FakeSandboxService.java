@@ -383,6 +383,11 @@ final class FakeSandboxService extends SandboxServiceGrpc.SandboxServiceImplBase
         return sandbox;
     }
 
+    /** Records an operation as the gateway would have, for {@code operation get}. */
+    synchronized void recordOperation(Operation operation) {
+        operations.put(operation.getRequestId(), operation);
+    }
+
     private void record(String requestId, String method, Sandbox sandbox, Operation.Builder result) {
         operations.put(
                 requestId,

@@ -753,6 +753,26 @@ class SandgateCliTest {
             assertThat(result.status()).isZero();
             assertThat(result.out()).contains("StopSandbox", sandbox.getId(), "STOPPED_NOW, generation 1");
         }
+
+        @Test
+        void aRequestThatFailedBeforeReachingAnExecutionShowsNoGeneration() {
+            String requestId = UUID.randomUUID().toString();
+            gateway.recordOperation(dev.sandgate.api.v1.Operation.newBuilder()
+                    .setRequestId(requestId)
+                    .setMethod("StopSandbox")
+                    .setDone(true)
+                    .setError(com.google.rpc.Status.newBuilder()
+                            .setCode(Code.NOT_FOUND_VALUE)
+                            .setMessage("no sandbox demo/gone"))
+                    .build());
+
+            Result result = sandgate("operation", "get", requestId);
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out())
+                    .contains("error NOT_FOUND: no sandbox demo/gone")
+                    .doesNotContain("generation");
+        }
     }
 
     @Nested

@@ -643,7 +643,13 @@ public abstract class ComputeDriverConformanceTest {
                     "team",
                     "blue");
 
-            kit.createRunning(spoofer, withLabels(kit.spec, spoofing));
+            kit.create(spoofer, withLabels(kit.spec, spoofing), kit.launch(1));
+            // Checked before waiting for it to run: a driver whose user labels won cannot find it by its id.
+            assertThat(kit.probe.resources(victim.id()))
+                    .as("resources carrying the victim's sandbox id after a create whose user labels claim it: the"
+                            + " spoofer's resource must carry its own id (managed stamps are applied last)")
+                    .hasSize(1);
+            kit.awaitState(spoofer, SandboxState.RUNNING, 1);
 
             BackendResource resource = kit.onlyResource(spoofer.id());
             assertThat(resource.stamps())
