@@ -38,6 +38,9 @@ import org.slf4j.LoggerFactory;
 public final class Gateway implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Gateway.class);
     private static final String DATABASE_FILE = "sandgate.db";
+    /** Held by the running gateway: a second one on the same data directory refuses to start. */
+    static final String LOCK_FILE = "gateway.lock";
+
     private static final String GATEWAY_ID_KEY = "gateway_id";
 
     private final FileChannel lockChannel;
@@ -100,8 +103,7 @@ public final class Gateway implements AutoCloseable {
         NamedDriver named = null;
         try {
             createPrivateDirectory(dataDir);
-            channel = FileChannel.open(
-                    dataDir.resolve("gateway.lock"), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            channel = FileChannel.open(dataDir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
             lock = channel.tryLock();
             if (lock == null) {
                 throw new ConfigException("another gateway is using the data directory " + dataDir);

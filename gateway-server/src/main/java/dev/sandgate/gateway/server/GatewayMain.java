@@ -5,10 +5,14 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -53,6 +57,11 @@ public final class GatewayMain {
                     + keys.current().id()
                     + ", previous key " + keys.previous().map(TokenKeys.Key::id).orElse("(none)")
                     + "; restart the gateway to sign with the new key");
+            if (gatewayRunsOn(config.dataDir())) {
+                out.println("warning: a gateway is running on " + config.dataDir()
+                        + " and still signs with the key before this one: restart it before rotating again, or"
+                        + " the tokens it handed out stop verifying");
+            }
             return 0;
         }
         Gateway gateway;
@@ -114,6 +123,26 @@ public final class GatewayMain {
             log.error("stopping failed", e);
         } finally {
             LoggingShutdown.flushAndStop();
+        }
+    }
+
+    /** Whether a gateway holds the data directory's lock (one of this process counts too). */
+    private static boolean gatewayRunsOn(Path dataDir) {
+        Path lockFile = dataDir.resolve(Gateway.LOCK_FILE);
+        if (!Files.exists(lockFile)) {
+            return false;
+        }
+        try (FileChannel channel = FileChannel.open(lockFile, StandardOpenOption.WRITE)) {
+            FileLock lock = channel.tryLock();
+            if (lock == null) {
+                return true;
+            }
+            lock.release();
+            return false;
+        } catch (OverlappingFileLockException e) {
+            return true;
+        } catch (IOException e) {
+            return false;
         }
     }
 

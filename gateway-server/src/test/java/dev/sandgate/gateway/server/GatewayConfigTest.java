@@ -145,6 +145,34 @@ class GatewayConfigTest {
     }
 
     @Test
+    @DisplayName(
+            "rotating the token key while a gateway holds the data directory warns that it still signs with the old key")
+    void rotationWhileAGatewayRunsWarns() throws Exception {
+        Path data = dir.resolve("data");
+        Files.createDirectories(data);
+        ByteArrayOutputStream idle = new ByteArrayOutputStream();
+        ByteArrayOutputStream running = new ByteArrayOutputStream();
+        String[] rotate = {"--rotate-token-key", "--data-dir", data.toString()};
+
+        int first = GatewayMain.run(rotate, new PrintStream(idle, true, StandardCharsets.UTF_8), System.err);
+        int second;
+        try (var channel = java.nio.channels.FileChannel.open(
+                        data.resolve("gateway.lock"),
+                        java.nio.file.StandardOpenOption.CREATE,
+                        java.nio.file.StandardOpenOption.WRITE);
+                var lock = channel.lock()) {
+            second = GatewayMain.run(rotate, new PrintStream(running, true, StandardCharsets.UTF_8), System.err);
+        }
+
+        assertThat(first).isZero();
+        assertThat(second).isZero();
+        assertThat(idle.toString(StandardCharsets.UTF_8)).contains("rotated").doesNotContain("warning");
+        assertThat(running.toString(StandardCharsets.UTF_8))
+                .contains("rotated")
+                .contains("warning: a gateway is running on " + data);
+    }
+
+    @Test
     @DisplayName("GatewayMain refuses a misspelt driver setting (exit 2), naming it, instead of ignoring it")
     void mainRefusesAMisspeltDriverSetting() {
         ByteArrayOutputStream err = new ByteArrayOutputStream();
