@@ -26,6 +26,11 @@ abstract class BrokenReferenceKit extends ComputeDriverConformanceTest {
     /** Wraps the reference driver into the broken one. */
     abstract ComputeDriver breakDriver(ComputeDriver reference, Path backendDirectory, DriverContext context);
 
+    /** What the provider says of its availability; the reference driver's answer by default. */
+    Availability availability(ComputeDriverProvider reference, DriverConfig config) {
+        return reference.availability(config);
+    }
+
     /** The context the reference driver gets; the kit's own by default. */
     DriverContext contextFor(DriverContext kitContext) {
         return kitContext;
@@ -47,7 +52,7 @@ abstract class BrokenReferenceKit extends ComputeDriverConformanceTest {
 
             @Override
             public Availability availability(DriverConfig config) {
-                return reference.availability(config);
+                return BrokenReferenceKit.this.availability(reference, config);
             }
 
             @Override

@@ -12,33 +12,12 @@ public class UnavailableDriverKit extends BrokenReferenceKit {
     public static final String REASON = "no engine answers at unix:///nowhere.sock";
 
     @Override
-    protected ComputeDriverProvider provider() {
-        ComputeDriverProvider reference = super.provider();
-        return new ComputeDriverProvider() {
-            @Override
-            public String name() {
-                return reference.name();
-            }
-
-            @Override
-            public int priority() {
-                return reference.priority();
-            }
-
-            @Override
-            public Availability availability(DriverConfig config) {
-                return Availability.unavailable(REASON);
-            }
-
-            @Override
-            public ComputeDriver create(DriverConfig config, DriverContext context) {
-                throw new AssertionError("the kit created an unavailable driver");
-            }
-        };
+    Availability availability(ComputeDriverProvider reference, DriverConfig config) {
+        return Availability.unavailable(REASON);
     }
 
     @Override
     ComputeDriver breakDriver(ComputeDriver reference, Path backendDirectory, DriverContext context) {
-        return reference;
+        throw new AssertionError("the kit created a driver it was told is unavailable");
     }
 }
