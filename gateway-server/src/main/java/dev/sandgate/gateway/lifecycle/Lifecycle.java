@@ -404,8 +404,8 @@ public final class Lifecycle implements AutoCloseable {
                 });
                 adm.committed(null, 0);
                 log.info(
-                        "transition sandbox={} op=delete generation=0 outcome={} durationMs=0",
-                        c.target(),
+                        "transition sandbox=none target={} op=delete generation=0 outcome={} durationMs=0",
+                        c.target().toString().strip(),
                         Outcome.NOTHING_DELETED);
                 return new MutationReply(
                         Outcome.NOTHING_DELETED, Optional.empty(), 0, Optional.empty(), Optional.empty(), false);
