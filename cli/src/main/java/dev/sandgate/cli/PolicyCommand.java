@@ -94,10 +94,16 @@ final class PolicyCommand implements Runnable {
 
     /** The new document, inline or from a file. */
     static final class DocumentOptions {
-        @Option(names = "--document", paramLabel = "JSON", description = "The policy document (docs/policy.md).")
+        @Option(
+                names = {"--document", "--policy"},
+                paramLabel = "JSON",
+                description = "The policy document (docs/policy.md); --policy as with create.")
         String inline;
 
-        @Option(names = "--file", paramLabel = "FILE", description = "Reads the document from FILE (- for stdin).")
+        @Option(
+                names = {"--file", "--policy-file"},
+                paramLabel = "FILE",
+                description = "Reads the document from FILE (- for stdin); --policy-file as with create.")
         Path file;
 
         String document() {

@@ -705,6 +705,18 @@ class SandgateCliTest {
         }
 
         @Test
+        void updateTakesTheDocumentOptionsOfCreateToo(@TempDir Path directory) throws IOException {
+            gateway.add("demo", "hello");
+            Path file = Files.writeString(directory.resolve("policy.json"), "{\"version\":1,\"network\":\"none\"}");
+
+            Result result = sandgate("policy", "update", "-w", "demo", "-n", "hello", "--policy-file", file.toString());
+
+            assertThat(result.status()).isZero();
+            assertThat(gateway.lastReceived(UpdateSandboxPolicyRequest.class).getDocument())
+                    .isEqualTo("{\"version\":1,\"network\":\"none\"}");
+        }
+
+        @Test
         void updateRequiresADocument() {
             Result result = sandgate("policy", "update", "-w", "demo", "-n", "hello");
 

@@ -67,9 +67,11 @@ public final class Gateway implements AutoCloseable {
 
     /** Opens the gateway described by {@code config}, selecting its driver through {@link DriverSelector}. */
     public static Gateway open(GatewayConfig config) {
+        // Selected (availability and settings checked) before the data directory is touched, so that a start
+        // refused for its driver leaves nothing behind.
+        ComputeDriverProvider provider =
+                DriverSelector.select(config.driverName(), config.driverConfig(), Gateway.class.getClassLoader());
         return open(config, Clock.systemUTC(), (gatewayId, clock) -> {
-            ComputeDriverProvider provider =
-                    DriverSelector.select(config.driverName(), config.driverConfig(), Gateway.class.getClassLoader());
             try {
                 return new NamedDriver(
                         provider.name(),
@@ -103,7 +105,7 @@ public final class Gateway implements AutoCloseable {
         NamedDriver named = null;
         try {
             createPrivateDirectory(dataDir);
-            channel = FileChannel.open(dataDir.resolve(LOCK_FILE), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+            channel = openLockFile(dataDir.resolve(LOCK_FILE));
             lock = channel.tryLock();
             if (lock == null) {
                 throw new ConfigException("another gateway is using the data directory " + dataDir);
@@ -198,6 +200,18 @@ public final class Gateway implements AutoCloseable {
             }
         } catch (UnsupportedOperationException e) {
             // Not a POSIX file system.
+        }
+    }
+
+    private static FileChannel openLockFile(Path file) throws IOException {
+        try {
+            return FileChannel.open(
+                    file,
+                    Set.of(StandardOpenOption.CREATE, StandardOpenOption.WRITE),
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        } catch (UnsupportedOperationException e) {
+            // Not a POSIX file system.
+            return FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         }
     }
 

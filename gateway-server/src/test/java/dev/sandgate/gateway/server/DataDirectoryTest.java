@@ -24,7 +24,7 @@ class DataDirectoryTest {
         try (TestGateway gateway = TestGateway.start(root, TestGateway.Transport.IN_PROCESS)) {
             gateway.create("team", "secret-env");
 
-            for (String name : new String[] {"sandgate.db", "sandgate.db-wal", "sandgate.db-shm"}) {
+            for (String name : new String[] {"sandgate.db", "sandgate.db-wal", "sandgate.db-shm", "gateway.lock"}) {
                 assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(data.resolve(name))))
                         .as(name)
                         .isEqualTo("rw-------");

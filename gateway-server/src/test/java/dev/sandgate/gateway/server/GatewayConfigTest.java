@@ -196,6 +196,9 @@ class GatewayConfigTest {
         assertThat(err.toString(StandardCharsets.UTF_8))
                 .contains("driver 'reference' is not available: reference.directry: is not a setting of this driver")
                 .contains("reference.directory");
+        assertThat(dir.resolve("data"))
+                .as("a start refused for its driver leaves no data directory")
+                .doesNotExist();
     }
 
     @Test
