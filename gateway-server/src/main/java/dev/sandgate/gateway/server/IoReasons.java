@@ -1,7 +1,6 @@
 package dev.sandgate.gateway.server;
 
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
@@ -12,16 +11,16 @@ import java.nio.file.NotDirectoryException;
 final class IoReasons {
     private IoReasons() {}
 
-    static String describe(Throwable failure) {
-        Throwable e = failure instanceof UncheckedIOException unchecked ? unchecked.getCause() : failure;
+    static String describe(IOException e) {
         String what = switch (e) {
             case NoSuchFileException n -> "no such file or directory";
             case AccessDeniedException a -> "permission denied";
             case NotDirectoryException n -> "not a directory";
             case FileAlreadyExistsException f -> "already exists";
             case FileSystemException f when f.getReason() != null -> f.getReason();
-            case IOException io when io.getMessage() != null -> io.getMessage();
-            default -> e.getClass().getSimpleName();
+            // Its message would be only the path, which follows anyway.
+            case FileSystemException f -> f.getClass().getSimpleName();
+            default -> e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName();
         };
         if (e instanceof FileSystemException f && f.getFile() != null) {
             return what + " (" + f.getFile() + ")";
