@@ -457,11 +457,11 @@ public final class Lifecycle implements AutoCloseable {
                                         + " (phase " + row.phase() + "); stop it first");
                     }
                     long next = row.admittedRevision() + 1;
-                    try {
-                        capabilities.requireEnforceable(proposed.toLaunchPolicy(next));
-                    } catch (DriverException e) {
-                        throw GatewayException.fromDriver(e);
-                    }
+                    // The driver's whole check, not only its capabilities: a revision admitted now must be launchable
+                    // by the next start (a VM's minimum memory, say), or the sandbox would keep one it cannot start.
+                    validateWithDriver(
+                            row.spec().toSpi(row.labels()),
+                            new LaunchInput(row.generation() + 1, proposed.toLaunchPolicy(next)));
                     tx.insertPolicyRevision(new PolicyRevisionRecord(
                             row.id(), next, proposed.digest(), proposed.canonicalDocument(), now));
                     SandboxRecord written = tx.updateSandbox(row.toBuilder()

@@ -4,9 +4,12 @@ import static dev.sandgate.gateway.testing.GrpcErrors.failure;
 import static dev.sandgate.gateway.testing.TestGateway.byId;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sandgate.api.v1.GetSandboxPolicyRequest;
+import dev.sandgate.api.v1.GetSandboxPolicyResponse;
 import dev.sandgate.api.v1.ListSandboxesRequest;
 import dev.sandgate.api.v1.PolicyMode;
 import dev.sandgate.api.v1.Sandbox;
+import dev.sandgate.api.v1.StartSandboxRequest;
 import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
 import dev.sandgate.gateway.testing.FakeDriver;
@@ -44,6 +47,45 @@ class PolicyCapabilityTest {
                             .getSandboxesCount())
                     .isZero();
             assertThat(gateway.driver().calls(FakeDriver.Method.CREATE)).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("a revision the driver could not launch is refused at update, naming the field; nothing is admitted")
+    void unlaunchableRevisionIsRefusedAtUpdate() {
+        try (TestGateway gateway = TestGateway.start(root, TestGateway.Transport.IN_PROCESS)) {
+            Sandbox sandbox = gateway.stub()
+                    .createSandbox(
+                            TestGateway.createRequest("team", "agent", PolicyCaptureTest.ORIGINAL, PolicyMode.LIVE)
+                                    .build())
+                    .getSandbox();
+            gateway.stub()
+                    .stopSandbox(StopSandboxRequest.newBuilder()
+                            .setTarget(byId(sandbox.getId()))
+                            .build());
+
+            GrpcErrors.Failure failure = failure(() -> gateway.stub()
+                    .updateSandboxPolicy(UpdateSandboxPolicyRequest.newBuilder()
+                            .setTarget(byId(sandbox.getId()))
+                            .setDocument(
+                                    "{\"static\":{\"memory_limit_bytes\":" + (FakeDriver.MIN_MEMORY_BYTES - 1) + "}}")
+                            .build()));
+
+            assertThat(failure.code()).isEqualTo(Status.Code.INVALID_ARGUMENT);
+            assertThat(failure.field()).contains("policy.static.memory_limit_bytes");
+            GetSandboxPolicyResponse policy = gateway.stub()
+                    .getSandboxPolicy(GetSandboxPolicyRequest.newBuilder()
+                            .setTarget(byId(sandbox.getId()))
+                            .build());
+            assertThat(policy.getAdmitted().getRevision()).isEqualTo(1);
+            assertThat(gateway.stub()
+                            .startSandbox(StartSandboxRequest.newBuilder()
+                                    .setTarget(byId(sandbox.getId()))
+                                    .build())
+                            .getSandbox()
+                            .getLaunchInput()
+                            .getPolicyRevision())
+                    .isEqualTo(1);
         }
     }
 

@@ -73,6 +73,9 @@ public final class FakeDriver implements ComputeDriver {
     private final List<LaunchInput> launches = new CopyOnWriteArrayList<>();
     private volatile SandboxState launchState = SandboxState.RUNNING;
 
+    /** The smallest memory limit the fake launches, as a real backend has one (Docker's is 6 MiB). */
+    public static final long MIN_MEMORY_BYTES = 6L * 1024 * 1024;
+
     public FakeDriver(Path directory, String gatewayId, DriverCapabilities capabilities) {
         this.directory = requireNonNull(directory, "directory is null");
         this.gatewayId = requireNonNull(gatewayId, "gatewayId is null");
@@ -178,6 +181,11 @@ public final class FakeDriver implements ComputeDriver {
         capabilities.requireEnforceable(launch.policy());
         if (spec.image().startsWith("invalid/")) {
             throw DriverException.invalidArgument("spec.image", "the fake cannot parse this image reference");
+        }
+        long memory = launch.policy().staticPolicy().memoryLimitBytes();
+        if (memory > 0 && memory < MIN_MEMORY_BYTES) {
+            throw DriverException.invalidArgument(
+                    "policy.static.memory_limit_bytes", "the fake needs at least " + MIN_MEMORY_BYTES + " bytes");
         }
     }
 
