@@ -2,6 +2,7 @@ package dev.sandgate.conformance;
 
 import dev.sandgate.spi.SandboxRef;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -36,6 +37,27 @@ public interface BackendProbe extends AutoCloseable {
 
     /** Reads back what {@link #writeWorkspaceMarker} wrote into the running sandbox's workspace; empty if absent. */
     Optional<String> readWorkspaceMarker(SandboxRef ref);
+
+    /**
+     * Reads, from the backend's own settings for the resource carrying {@code ref}'s id, the restrictions its current
+     * execution runs with: what the engine reports it applies (inspect the container, get the pod and the network
+     * policies that select it, read the VM process's arguments), never what the driver says it asked for. The kit
+     * compares this with the launch policy for every field the driver claims in {@link
+     * dev.sandgate.spi.DriverCapabilities#enforceablePolicyFields()}: each must be in force (limits exactly as
+     * asked, capabilities at least those asked dropped).
+     *
+     * @throws IllegalStateException if no resource carries the id
+     */
+    AppliedPolicy appliedPolicy(SandboxRef ref);
+
+    /**
+     * Reads the environment that the program of the sandbox's current execution is launched with, as the backend
+     * holds it (a container's config, the pod's variables with the Secrets they reference, the file the VM's guest
+     * reads them from): every variable, those the backend adds itself included. Values are secrets: never log them.
+     *
+     * @throws IllegalStateException if no resource carries the id
+     */
+    Map<String, String> launchedEnvironment(SandboxRef ref);
 
     /** Removes everything the probe itself planted that still exists. */
     @Override

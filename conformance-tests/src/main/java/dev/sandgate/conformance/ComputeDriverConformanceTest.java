@@ -39,6 +39,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.ServiceLoader;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
@@ -270,6 +271,31 @@ public abstract class ComputeDriverConformanceTest {
                     .containsEntry(Labels.POLICY_DIGEST, kit.basePolicy.digest())
                     .containsEntry("team", "blue");
             assertThat(resource.running()).isTrue();
+        }
+
+        @Test
+        void required_theSpecsEnvironmentReachesEveryExecutionUnchanged() {
+            SandboxRef ref = kit.newRef("environment");
+            Map<String, String> environment = Map.of(
+                    "SANDGATE_KIT_PLAIN", "plain",
+                    "SANDGATE_KIT_QUOTED", "it's \"quoted\" $HOME `id` \\ and a=b; done",
+                    "SANDGATE_KIT_LINES", "-----BEGIN KEY-----\nline two\n-----END KEY-----",
+                    "SANDGATE_KIT_EMPTY", "");
+            Map<String, String> merged = new HashMap<>(kit.spec.environment());
+            merged.putAll(environment);
+            SandboxSpec spec = new SandboxSpec(
+                    kit.spec.image(),
+                    kit.spec.command(),
+                    kit.spec.args(),
+                    merged,
+                    kit.spec.labels(),
+                    kit.spec.resources());
+
+            kit.createRunning(ref, spec);
+            assertEnvironment(environment, kit.probe.launchedEnvironment(ref), "generation 1 (create)");
+
+            kit.restart(ref, 1);
+            assertEnvironment(environment, kit.probe.launchedEnvironment(ref), "generation 2 (a start keeps the spec)");
         }
 
         @Test
@@ -870,18 +896,27 @@ public abstract class ComputeDriverConformanceTest {
             SandboxRef ref = kit.newRef("new-input");
             kit.createRunning(ref);
             kit.driver.stop(ref, OptionalLong.of(1));
-            LaunchInput next = kit.launch(2, kit.otherPolicy);
 
             if (kit.capabilities.launchPolicyOnStart()) {
-                assertThat(kit.start(ref, next).launched()).isTrue();
-                assertObserved(kit.awaitState(ref, SandboxState.RUNNING, 2), ref, 2, kit.otherPolicy.digest());
+                // The new input restricts every field the driver claims, with other values than the create test's:
+                // the relaunch must apply it, not the old input and not the backend's defaults.
+                LaunchPolicy changed = LaunchPolicies.usingAll(
+                        kit.capabilities.enforceablePolicyFields(), 2, LaunchPolicies.Restrictions.ALTERNATE);
+                assertThat(kit.start(ref, kit.launch(2, changed)).launched()).isTrue();
+                assertObserved(kit.awaitState(ref, SandboxState.RUNNING, 2), ref, 2, changed.digest());
                 BackendResource resource = kit.onlyResource(ref.id());
                 assertThat(resource.stamp(Labels.GENERATION)).isEqualTo("2");
-                assertThat(resource.stamp(Labels.POLICY_DIGEST)).isEqualTo(kit.otherPolicy.digest());
+                assertThat(resource.stamp(Labels.POLICY_DIGEST)).isEqualTo(changed.digest());
                 assertThat(resource.running()).isTrue();
+                PolicyInForce.assertInForce(
+                        changed,
+                        kit.probe.appliedPolicy(ref),
+                        kit.capabilities.enforceablePolicyFields(),
+                        "after a start of generation 2 with another policy");
             } else {
                 // A "no" is checked too: a changed policy is refused cleanly, and the same policy still launches.
                 ResourceFacts stopped = kit.facts(ref.id());
+                LaunchInput next = kit.launch(2, kit.otherPolicy);
                 expectFailure(DriverErrorCode.UNSUPPORTED, () -> kit.start(ref, next));
                 kit.assertUntouched(stopped, "start with another policy by a driver without launchPolicyOnStart");
                 assertThat(kit.start(ref, kit.launch(2)).launched()).isTrue();
@@ -977,7 +1012,7 @@ public abstract class ComputeDriverConformanceTest {
         }
 
         @Test
-        void required_aPolicyUsingEveryEnforceableFieldIsLaunched() {
+        void required_aPolicyUsingEveryEnforceableFieldIsLaunchedAndInForce() {
             Set<PolicyField> enforceable = kit.capabilities.enforceablePolicyFields();
             List<LaunchPolicy> policies = new ArrayList<>();
             policies.add(LaunchPolicies.usingAll(enforceable, 1));
@@ -993,6 +1028,8 @@ public abstract class ComputeDriverConformanceTest {
                 assertObserved(kit.awaitState(ref, SandboxState.RUNNING, 1), ref, 1, policy.digest());
                 assertThat(kit.onlyResource(ref.id()).stamp(Labels.POLICY_DIGEST))
                         .isEqualTo(policy.digest());
+                PolicyInForce.assertInForce(
+                        policy, kit.probe.appliedPolicy(ref), enforceable, "after a create of generation 1");
             }
         }
     }
@@ -1229,6 +1266,25 @@ public abstract class ComputeDriverConformanceTest {
         assertThat(observation.ref()).as("observed identity").isEqualTo(ref);
         assertThat(observation.generation()).as("observed generation").isEqualTo(generation);
         assertThat(observation.policyDigest()).as("observed policy digest").isEqualTo(digest);
+    }
+
+    /** Every variable of {@code expected} with exactly its value; the backend may add its own. */
+    private static void assertEnvironment(Map<String, String> expected, Map<String, String> launched, String when) {
+        var wrong = new TreeMap<String, String>();
+        expected.forEach((name, value) -> {
+            if (!launched.containsKey(name)) {
+                wrong.put(name, "missing");
+            } else if (!launched.get(name).equals(value)) {
+                wrong.put(name, "launched as " + quoted(launched.get(name)) + ", given " + quoted(value));
+            }
+        });
+        if (!wrong.isEmpty()) {
+            fail("the spec's environment did not reach the sandbox unchanged in " + when + ": " + wrong);
+        }
+    }
+
+    private static String quoted(String value) {
+        return '"' + value.replace("\\", "\\\\").replace("\n", "\\n").replace("\"", "\\\"") + '"';
     }
 
     private static SandboxSpec withLabels(SandboxSpec spec, Map<String, String> labels) {

@@ -38,20 +38,42 @@ public final class LaunchPolicies {
     }
 
     /**
-     * A policy that uses every field of {@code fields}, with modest limits a sleeping process survives. {@link
+     * The values a policy built by {@link #usingAll} asks for. Each is one every backend can apply exactly (whole MiB,
+     * whole cores) and a sleeping process survives; the two sets differ in every value, so that a backend whose
+     * defaults happen to equal one set still shows, with the other, whether the policy was applied.
+     */
+    public record Restrictions(
+            long memoryLimitBytes, long cpuLimitMillis, long pidsLimit, Set<String> dropCapabilities) {
+        public static final Restrictions STANDARD =
+                new Restrictions(256L << 20, 1000, 256, Set.of("NET_RAW", "SYS_CHROOT"));
+        public static final Restrictions ALTERNATE =
+                new Restrictions(192L << 20, 2000, 128, Set.of("MKNOD", "SETFCAP"));
+
+        public Restrictions {
+            dropCapabilities = Set.copyOf(dropCapabilities);
+        }
+    }
+
+    /** {@link #usingAll(Collection, long, Restrictions)} with {@link Restrictions#STANDARD}. */
+    public static LaunchPolicy usingAll(Collection<PolicyField> fields, long revision) {
+        return usingAll(fields, revision, Restrictions.STANDARD);
+    }
+
+    /**
+     * A policy that uses every field of {@code fields}, with {@code values} for the limits and capabilities. {@link
      * PolicyField#NETWORK_NONE} and {@link PolicyField#NETWORK_ALLOW_LIST} exclude each other; asked for both, this
      * uses {@code NETWORK_NONE}.
      */
-    public static LaunchPolicy usingAll(Collection<PolicyField> fields, long revision) {
+    public static LaunchPolicy usingAll(Collection<PolicyField> fields, long revision, Restrictions values) {
         boolean networkNone = fields.contains(PolicyField.NETWORK_NONE);
         var staticPolicy = new StaticPolicy(
                 fields.contains(PolicyField.READ_ONLY_ROOT_FILESYSTEM),
                 networkNone ? NetworkMode.NONE : NetworkMode.DEFAULT,
-                fields.contains(PolicyField.DROP_CAPABILITIES) ? Set.of("NET_RAW", "SYS_ADMIN") : Set.of(),
+                fields.contains(PolicyField.DROP_CAPABILITIES) ? values.dropCapabilities() : Set.of(),
                 fields.contains(PolicyField.NO_NEW_PRIVILEGES),
-                fields.contains(PolicyField.MEMORY_LIMIT) ? 256L * 1024 * 1024 : 0,
-                fields.contains(PolicyField.CPU_LIMIT) ? 500 : 0,
-                fields.contains(PolicyField.PIDS_LIMIT) ? 256 : 0);
+                fields.contains(PolicyField.MEMORY_LIMIT) ? values.memoryLimitBytes() : 0,
+                fields.contains(PolicyField.CPU_LIMIT) ? values.cpuLimitMillis() : 0,
+                fields.contains(PolicyField.PIDS_LIMIT) ? values.pidsLimit() : 0);
         var dynamicPolicy = !networkNone && fields.contains(PolicyField.NETWORK_ALLOW_LIST)
                 ? new DynamicPolicy(List.of("example.org:443", "10.20.0.0/16"))
                 : DynamicPolicy.EMPTY;

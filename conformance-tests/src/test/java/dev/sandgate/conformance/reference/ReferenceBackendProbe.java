@@ -2,9 +2,11 @@ package dev.sandgate.conformance.reference;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.conformance.AppliedPolicy;
 import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.BackendResource;
 import dev.sandgate.driver.reference.DirectoryBackend;
+import dev.sandgate.driver.reference.LaunchSettings;
 import dev.sandgate.driver.reference.StoredResource;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.SandboxRef;
@@ -19,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -118,6 +121,26 @@ public final class ReferenceBackendProbe implements BackendProbe {
     }
 
     @Override
+    public AppliedPolicy appliedPolicy(SandboxRef ref) {
+        StoredResource resource = resourceOf(ref);
+        return new AppliedPolicy(
+                LaunchSettings.staticPolicy(resource.settings()), LaunchSettings.dynamicPolicy(resource.settings()));
+    }
+
+    /** The {@code env.} entries of the resource's {@code spec.properties}, which each launch runs with. */
+    @Override
+    public Map<String, String> launchedEnvironment(SandboxRef ref) {
+        StoredResource resource = resourceOf(ref);
+        var environment = new TreeMap<String, String>();
+        backend.readSpec(resource.gatewayId(), resource.key()).forEach((key, value) -> {
+            if (key.startsWith("env.")) {
+                environment.put(key.substring("env.".length()), value);
+            }
+        });
+        return environment;
+    }
+
+    @Override
     public void close() {
         for (StoredResource resource : planted) {
             backend.locked(resource.gatewayId(), resource.key(), () -> {
@@ -133,15 +156,19 @@ public final class ReferenceBackendProbe implements BackendProbe {
 
     /** Like exec into a container: only a running sandbox's workspace can be reached. */
     private Path runningWorkspace(SandboxRef ref) {
-        StoredResource resource = backend.listAll().stream()
-                .filter(candidate -> ref.id().equals(candidate.label(Labels.SANDBOX_ID)))
-                .filter(candidate -> candidate.key().equals(ref.id()))
-                .findFirst()
-                .orElseThrow(() -> new IllegalStateException("no resource carries sandbox id " + ref.id()));
+        StoredResource resource = resourceOf(ref);
         if (!resource.running()) {
             throw new IllegalStateException("sandbox " + ref.id() + " is not running");
         }
         return backend.workspace(resource.gatewayId(), resource.key());
+    }
+
+    private StoredResource resourceOf(SandboxRef ref) {
+        return backend.listAll().stream()
+                .filter(candidate -> ref.id().equals(candidate.label(Labels.SANDBOX_ID)))
+                .filter(candidate -> candidate.key().equals(ref.id()))
+                .findFirst()
+                .orElseThrow(() -> new IllegalStateException("no resource carries sandbox id " + ref.id()));
     }
 
     private static BackendResource toBackendResource(StoredResource resource) {

@@ -5,8 +5,11 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
 
 import dev.sandgate.conformance.selftest.broken.ClaimsFewerCapabilitiesKit;
 import dev.sandgate.conformance.selftest.broken.CreateIgnoresIdentityKit;
+import dev.sandgate.conformance.selftest.broken.DropsEnvironmentKit;
 import dev.sandgate.conformance.selftest.broken.DuplicatesDeletedEventsKit;
 import dev.sandgate.conformance.selftest.broken.IgnoresExpectedGenerationKit;
+import dev.sandgate.conformance.selftest.broken.IgnoresPolicyKit;
+import dev.sandgate.conformance.selftest.broken.IgnoresPolicyOnStartKit;
 import dev.sandgate.conformance.selftest.broken.LeaksOnDeleteKit;
 import dev.sandgate.conformance.selftest.broken.NameFallbackOnDeleteKit;
 import dev.sandgate.conformance.selftest.broken.NeverCallsMutationHookKit;
@@ -133,6 +136,24 @@ class BrokenDriversAreCaughtTest {
         assertFails(
                 ClaimsFewerCapabilitiesKit.class,
                 "required_unenforceablePolicyFieldsAreRefusedBeforeAnyResourceExists");
+    }
+
+    @Test
+    void aDriverThatClaimsPolicyFieldsItDoesNotApplyFailsTheInForceTests() {
+        assertFails(
+                IgnoresPolicyKit.class,
+                "required_aPolicyUsingEveryEnforceableFieldIsLaunchedAndInForce",
+                "required_startWithANewLaunchInputIsObservedOnTheResource");
+    }
+
+    @Test
+    void aStartThatRelaunchesWithoutTheNewPolicyFailsTheNewLaunchInputTest() {
+        assertFails(IgnoresPolicyOnStartKit.class, "required_startWithANewLaunchInputIsObservedOnTheResource");
+    }
+
+    @Test
+    void aDriverThatLaunchesWithoutTheEnvironmentFailsTheEnvironmentTest() {
+        assertFails(DropsEnvironmentKit.class, "required_theSpecsEnvironmentReachesEveryExecutionUnchanged");
     }
 
     /** Runs the whole kit against {@code brokenKit} and asserts that exactly {@code expected} failed. */

@@ -2,26 +2,47 @@ package dev.sandgate.driver.kubernetes;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.conformance.AppliedPolicy;
 import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.BackendResource;
 import dev.sandgate.driver.kubernetes.fakecluster.MockCluster;
 import dev.sandgate.spi.Labels;
+import dev.sandgate.spi.NetworkMode;
 import dev.sandgate.spi.SandboxRef;
+import dev.sandgate.spi.StaticPolicy;
+import io.fabric8.kubernetes.api.model.ConfigMap;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvFromSource;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.HasMetadata;
+import io.fabric8.kubernetes.api.model.LabelSelector;
+import io.fabric8.kubernetes.api.model.LabelSelectorRequirement;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicySpec;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.dsl.base.PatchContext;
 import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
@@ -228,6 +249,204 @@ final class KubernetesBackendProbe implements BackendProbe {
         }
         return Optional.ofNullable(claim.getMetadata().getAnnotations())
                 .map(annotations -> annotations.get(MARKER_ANNOTATION));
+    }
+
+    /**
+     * What the sandbox's pod runs with: its one container's security context and limits, as the API server stores the
+     * pod the controller made, and network mode none when the NetworkPolicies of its namespace that select the pod
+     * isolate it both ways and allow nothing (policies are additive: one rule of any selecting policy opens traffic).
+     */
+    @Override
+    public AppliedPolicy appliedPolicy(SandboxRef ref) {
+        Pod pod = podOf(ref);
+        Container container = onlyContainer(pod, ref);
+        SecurityContext security =
+                container.getSecurityContext() == null ? new SecurityContext() : container.getSecurityContext();
+        Set<String> dropped = new TreeSet<>();
+        if (security.getCapabilities() != null && security.getCapabilities().getDrop() != null) {
+            for (String capability : security.getCapabilities().getDrop()) {
+                String upper = capability.toUpperCase(Locale.ROOT);
+                dropped.add(upper.startsWith("CAP_") ? upper.substring(4) : upper);
+            }
+        }
+        Map<String, Quantity> limits =
+                container.getResources() == null || container.getResources().getLimits() == null
+                        ? Map.of()
+                        : container.getResources().getLimits();
+        long memoryBytes = limits.containsKey("memory")
+                ? Quantity.getAmountInBytes(limits.get("memory")).longValueExact()
+                : 0;
+        long cpuMillis = limits.containsKey("cpu")
+                ? Quantity.getAmountInBytes(limits.get("cpu"))
+                        .multiply(BigDecimal.valueOf(1000))
+                        .setScale(0, RoundingMode.CEILING)
+                        .longValueExact()
+                : 0;
+        return AppliedPolicy.of(new StaticPolicy(
+                Boolean.TRUE.equals(security.getReadOnlyRootFilesystem()),
+                isolated(pod) ? NetworkMode.NONE : NetworkMode.DEFAULT,
+                dropped,
+                Boolean.FALSE.equals(security.getAllowPrivilegeEscalation()),
+                memoryBytes,
+                cpuMillis,
+                0));
+    }
+
+    /**
+     * The variables of the pod's container as the kubelet would set them: each {@code envFrom} source in order, then
+     * {@code env} (which wins), resolving Secret and ConfigMap references. A Secret's {@code data} is base64; the mock
+     * keeps {@code stringData} as written, which the real API server would have merged into {@code data}, so it is
+     * read too and wins, as it does on a write.
+     */
+    @Override
+    public Map<String, String> launchedEnvironment(SandboxRef ref) {
+        Pod pod = podOf(ref);
+        Container container = onlyContainer(pod, ref);
+        String podNamespace = pod.getMetadata().getNamespace();
+        Map<String, String> environment = new TreeMap<>();
+        for (EnvFromSource source : Optional.ofNullable(container.getEnvFrom()).orElse(List.of())) {
+            String prefix = Optional.ofNullable(source.getPrefix()).orElse("");
+            if (source.getSecretRef() != null) {
+                secretValues(podNamespace, source.getSecretRef().getName())
+                        .forEach((key, value) -> environment.put(prefix + key, value));
+            } else if (source.getConfigMapRef() != null) {
+                ConfigMap map = client.configMaps()
+                        .inNamespace(podNamespace)
+                        .withName(source.getConfigMapRef().getName())
+                        .get();
+                if (map == null) {
+                    throw new IllegalStateException("the pod of " + ref + " reads the missing ConfigMap "
+                            + source.getConfigMapRef().getName());
+                }
+                Optional.ofNullable(map.getData())
+                        .orElse(Map.of())
+                        .forEach((key, value) -> environment.put(prefix + key, value));
+            }
+        }
+        for (EnvVar variable : Optional.ofNullable(container.getEnv()).orElse(List.of())) {
+            if (variable.getValueFrom() == null) {
+                environment.put(
+                        variable.getName(),
+                        Optional.ofNullable(variable.getValue()).orElse(""));
+            } else if (variable.getValueFrom().getSecretKeyRef() != null) {
+                var key = variable.getValueFrom().getSecretKeyRef();
+                environment.put(
+                        variable.getName(),
+                        secretValues(podNamespace, key.getName()).get(key.getKey()));
+            } else {
+                throw new IllegalStateException("the probe does not resolve variable " + variable.getName()
+                        + " of the pod of " + ref + " (neither a value nor a Secret key)");
+            }
+        }
+        return environment;
+    }
+
+    private Map<String, String> secretValues(String secretNamespace, String name) {
+        Secret secret =
+                client.secrets().inNamespace(secretNamespace).withName(name).get();
+        if (secret == null) {
+            throw new IllegalStateException("the pod reads the missing Secret " + secretNamespace + "/" + name);
+        }
+        Map<String, String> values = new TreeMap<>();
+        Optional.ofNullable(secret.getData())
+                .orElse(Map.of())
+                .forEach((key, value) ->
+                        values.put(key, new String(Base64.getDecoder().decode(value), StandardCharsets.UTF_8)));
+        Optional.ofNullable(secret.getStringData()).ifPresent(values::putAll);
+        return values;
+    }
+
+    /** The pod the controller made for the Sandbox object carrying {@code ref}'s id, owned by it. */
+    private Pod podOf(SandboxRef ref) {
+        List<GenericKubernetesResource> found = sandboxesLabelled(Labels.SANDBOX_ID, ref.id());
+        if (found.size() != 1) {
+            throw new IllegalStateException(found.size() + " Sandbox objects carry sandbox id " + ref.id());
+        }
+        GenericKubernetesResource sandbox = found.get(0);
+        Pod pod = client.pods()
+                .inNamespace(sandbox.getMetadata().getNamespace())
+                .withName(sandbox.getMetadata().getName())
+                .get();
+        if (pod == null
+                || pod.getMetadata().getOwnerReferences() == null
+                || pod.getMetadata().getOwnerReferences().stream()
+                        .noneMatch(owner -> sandbox.getMetadata().getUid().equals(owner.getUid()))) {
+            throw new IllegalStateException("no pod of the Sandbox object of " + ref + " runs");
+        }
+        return pod;
+    }
+
+    private static Container onlyContainer(Pod pod, SandboxRef ref) {
+        List<Container> containers = pod.getSpec().getContainers();
+        if (containers == null || containers.size() != 1) {
+            throw new IllegalStateException("the pod of " + ref + " has " + (containers == null ? 0 : containers.size())
+                    + " containers; the probe reads exactly one");
+        }
+        return containers.get(0);
+    }
+
+    /** Whether the namespace's NetworkPolicies isolate {@code pod} for ingress and egress and allow it nothing. */
+    private boolean isolated(Pod pod) {
+        Map<String, String> podLabels = pod.getMetadata().getLabels() == null
+                ? Map.of()
+                : pod.getMetadata().getLabels();
+        boolean ingressIsolated = false;
+        boolean egressIsolated = false;
+        for (NetworkPolicy policy : client.network()
+                .networkPolicies()
+                .inNamespace(pod.getMetadata().getNamespace())
+                .list()
+                .getItems()) {
+            NetworkPolicySpec spec = policy.getSpec();
+            if (spec == null || !selects(spec.getPodSelector(), podLabels)) {
+                continue;
+            }
+            List<String> types =
+                    spec.getPolicyTypes() == null || spec.getPolicyTypes().isEmpty()
+                            // The API server's default: Ingress, plus Egress when the policy has egress rules.
+                            ? (spec.getEgress() == null || spec.getEgress().isEmpty()
+                                    ? List.of("Ingress")
+                                    : List.of("Ingress", "Egress"))
+                            : spec.getPolicyTypes();
+            if (spec.getIngress() != null && !spec.getIngress().isEmpty()) {
+                return false;
+            }
+            if (spec.getEgress() != null && !spec.getEgress().isEmpty()) {
+                return false;
+            }
+            ingressIsolated |= types.contains("Ingress");
+            egressIsolated |= types.contains("Egress");
+        }
+        return ingressIsolated && egressIsolated;
+    }
+
+    private static boolean selects(LabelSelector selector, Map<String, String> labels) {
+        if (selector == null) {
+            return false; // the API server requires a selector; an empty one ({}) selects every pod
+        }
+        if (selector.getMatchLabels() != null
+                && !selector.getMatchLabels().entrySet().stream()
+                        .allMatch(entry -> entry.getValue().equals(labels.get(entry.getKey())))) {
+            return false;
+        }
+        if (selector.getMatchExpressions() != null) {
+            for (LabelSelectorRequirement requirement : selector.getMatchExpressions()) {
+                String value = labels.get(requirement.getKey());
+                List<String> values = requirement.getValues() == null ? List.of() : requirement.getValues();
+                boolean matches = switch (requirement.getOperator()) {
+                    case "In" -> value != null && values.contains(value);
+                    case "NotIn" -> value == null || !values.contains(value);
+                    case "Exists" -> value != null;
+                    case "DoesNotExist" -> value == null;
+                    default ->
+                        throw new IllegalStateException("unknown label selector operator " + requirement.getOperator());
+                };
+                if (!matches) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     /** The workspace claim of the running sandbox {@code ref}; a stopped sandbox cannot be written into. */

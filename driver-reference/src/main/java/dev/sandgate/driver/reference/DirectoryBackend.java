@@ -50,7 +50,7 @@ import java.util.stream.Stream;
  *
  * <pre>
  * &lt;gatewayId&gt;/lock                              one-byte lock regions, one per slot of keys
- * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/resource.properties  backend id, state and labels (stamps)
+ * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/resource.properties  backend id, state, labels (stamps), launch settings
  * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/spec.properties      the stored spec, owner-only (environment values are secrets)
  * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/workspace/           the persistent workspace
  * &lt;gatewayId&gt;/tmp/                              resources being inserted
@@ -75,6 +75,7 @@ public final class DirectoryBackend {
     private static final String BACKEND_ID = "backend-id";
     private static final String STATE = "state";
     private static final String LABEL_PREFIX = "label.";
+    private static final String SETTING_PREFIX = "setting.";
     private static final Duration STALE_TMP_AGE = Duration.ofMinutes(10);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
     /** Each thread's buffer for reading files: more than a record or a spec holds. */
@@ -146,12 +147,16 @@ public final class DirectoryBackend {
             throw new IllegalStateException(file + " lacks " + BACKEND_ID + " or " + STATE);
         }
         var labels = new TreeMap<String, String>();
+        var settings = new TreeMap<String, String>();
         properties.forEach((name, value) -> {
             if (name.startsWith(LABEL_PREFIX)) {
                 labels.put(name.substring(LABEL_PREFIX.length()), value);
+            } else if (name.startsWith(SETTING_PREFIX)) {
+                settings.put(name.substring(SETTING_PREFIX.length()), value);
             }
         });
-        return Optional.of(new StoredResource(gatewayId, key, backendId, StoredResource.State.valueOf(state), labels));
+        return Optional.of(
+                new StoredResource(gatewayId, key, backendId, StoredResource.State.valueOf(state), labels, settings));
     }
 
     /**
@@ -428,6 +433,7 @@ public final class DirectoryBackend {
         properties.put(BACKEND_ID, resource.backendId());
         properties.put(STATE, resource.state().name());
         resource.labels().forEach((name, value) -> properties.put(LABEL_PREFIX + name, value));
+        resource.settings().forEach((name, value) -> properties.put(SETTING_PREFIX + name, value));
         return properties;
     }
 

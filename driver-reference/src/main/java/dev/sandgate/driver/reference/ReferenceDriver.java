@@ -110,7 +110,12 @@ final class ReferenceDriver implements ComputeDriver {
             var stamps = new TreeMap<>(spec.labels());
             stamps.putAll(managedStamps(ref, launch));
             var resource = new StoredResource(
-                    gatewayId, ref.id(), UUID.randomUUID().toString(), StoredResource.State.RUNNING, stamps);
+                    gatewayId,
+                    ref.id(),
+                    UUID.randomUUID().toString(),
+                    StoredResource.State.RUNNING,
+                    stamps,
+                    LaunchSettings.of(launch.policy()));
             wrote(resource, backend.insert(resource, SpecCodec.encode(spec)));
             LOG.log(Level.DEBUG, "created {0} at generation {1}", ref, launch.generation());
             return new CreateResult(observe(resource), true);
@@ -152,7 +157,8 @@ final class ReferenceDriver implements ComputeDriver {
                 StoredResource launched = current.withState(StoredResource.State.RUNNING)
                         .withLabels(Map.of(
                                 Labels.GENERATION, Long.toString(launch.generation()),
-                                Labels.POLICY_DIGEST, launch.policy().digest()));
+                                Labels.POLICY_DIGEST, launch.policy().digest()))
+                        .withSettings(LaunchSettings.of(launch.policy()));
                 wrote(launched, backend.replace(current, launched));
                 LOG.log(Level.DEBUG, "started {0} at generation {1}", ref, launch.generation());
                 return new StartResult(observe(launched), true);

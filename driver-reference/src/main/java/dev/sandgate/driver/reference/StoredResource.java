@@ -15,9 +15,16 @@ import java.util.TreeMap;
  *     under the same key gets a new one (a new incarnation)
  * @param state whether its simulated execution runs
  * @param labels its stamps: the managed labels of {@link dev.sandgate.spi.Labels} and the user labels, in one map
+ * @param settings the launch settings its current execution runs with (see {@link LaunchSettings}): what a
+ *     container's host config is to Docker
  */
 public record StoredResource(
-        String gatewayId, String key, String backendId, StoredResource.State state, Map<String, String> labels) {
+        String gatewayId,
+        String key,
+        String backendId,
+        StoredResource.State state,
+        Map<String, String> labels,
+        Map<String, String> settings) {
     /** The simulated execution's state. */
     public enum State {
         RUNNING,
@@ -30,6 +37,12 @@ public record StoredResource(
         requireNonNull(backendId, "backendId is null");
         requireNonNull(state, "state is null");
         labels = Map.copyOf(requireNonNull(labels, "labels is null"));
+        settings = Map.copyOf(requireNonNull(settings, "settings is null"));
+    }
+
+    /** A resource without launch settings: one that runs unrestricted. */
+    public StoredResource(String gatewayId, String key, String backendId, State state, Map<String, String> labels) {
+        this(gatewayId, key, backendId, state, labels, Map.of());
     }
 
     public String label(String name) {
@@ -41,13 +54,18 @@ public record StoredResource(
     }
 
     public StoredResource withState(State newState) {
-        return new StoredResource(gatewayId, key, backendId, newState, labels);
+        return new StoredResource(gatewayId, key, backendId, newState, labels, settings);
     }
 
     /** A copy whose labels are these plus {@code changes} (which win). */
     public StoredResource withLabels(Map<String, String> changes) {
         var merged = new TreeMap<>(labels);
         merged.putAll(changes);
-        return new StoredResource(gatewayId, key, backendId, state, merged);
+        return new StoredResource(gatewayId, key, backendId, state, merged, settings);
+    }
+
+    /** A copy whose launch settings are {@code newSettings}, for a new execution. */
+    public StoredResource withSettings(Map<String, String> newSettings) {
+        return new StoredResource(gatewayId, key, backendId, state, labels, newSettings);
     }
 }

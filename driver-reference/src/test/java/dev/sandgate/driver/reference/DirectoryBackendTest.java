@@ -49,6 +49,22 @@ class DirectoryBackendTest {
     }
 
     @Test
+    void launchSettingsAreKeptApartFromLabelsAndReplacedWithTheRecord() {
+        var backend = new DirectoryBackend(root);
+        StoredResource first = resource("one").withSettings(Map.of("network-mode", "NONE", "pids-limit", "64"));
+        insert(backend, first, Map.of());
+        assertThat(backend.read(GATEWAY, "one")).contains(first);
+
+        StoredResource relaunched =
+                first.withState(StoredResource.State.RUNNING).withSettings(Map.of("network-mode", "DEFAULT"));
+        backend.locked(GATEWAY, "one", () -> backend.replace(relaunched));
+
+        StoredResource read = backend.read(GATEWAY, "one").orElseThrow();
+        assertThat(read.settings()).containsExactly(Map.entry("network-mode", "DEFAULT"));
+        assertThat(read.labels()).isEqualTo(first.labels());
+    }
+
+    @Test
     void aRecordExistsFromItsInsertUntilItsRemoval() {
         var backend = new DirectoryBackend(root);
         assertThat(backend.exists(GATEWAY, "one")).isFalse();

@@ -51,12 +51,23 @@ final class Qemu {
         return bytes >> 20;
     }
 
-    /** vCPUs for {@code policy}: its CPU limit in whole cores, else the configured default. */
+    /**
+     * vCPUs for {@code policy}: its CPU limit in cores, at most {@link VmSettings#MAX_CPUS} (fewer vCPUs than asked is
+     * stricter), else the configured default. The driver refuses a limit that is not a whole number of cores before
+     * it gets here ({@link VmDriver#validate}): rounding it up would give the guest more than it asked.
+     *
+     * @throws IllegalArgumentException if the limit is not a multiple of 1000 millicores
+     */
     int cpus(StaticPolicy policy) {
-        if (policy.cpuLimitMillis() == 0) {
+        long millis = policy.cpuLimitMillis();
+        if (millis == 0) {
             return settings.cpus();
         }
-        return (int) Math.min(VmSettings.MAX_CPUS, (policy.cpuLimitMillis() + 999) / 1000);
+        if (millis % 1000 != 0) {
+            throw new IllegalArgumentException(
+                    "a CPU limit of " + millis + " millicores is not a whole number of vCPUs");
+        }
+        return (int) Math.min(VmSettings.MAX_CPUS, millis / 1000);
     }
 
     /** QEMU's arguments (without the executable) for one launch, relative to the sandbox's state directory. */

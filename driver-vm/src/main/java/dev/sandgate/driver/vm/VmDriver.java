@@ -95,6 +95,14 @@ final class VmDriver implements ComputeDriver {
                     "policy.static.memory_limit_bytes",
                     "a VM needs at least " + (VmSettings.MIN_MEMORY_BYTES >> 20) + " MiB to boot");
         }
+        if (policy.cpuLimitMillis() % 1000 != 0) {
+            // Rounding up would give the guest more than asked while the driver claims CPU_LIMIT; rounding down
+            // would give a 500-millicore policy no vCPU at all.
+            throw DriverException.invalidArgument(
+                    "policy.static.cpu_limit_millis",
+                    "the vm driver gives whole vCPUs: " + policy.cpuLimitMillis()
+                            + " millicores is not a whole number of cores (use a multiple of 1000)");
+        }
     }
 
     @Override

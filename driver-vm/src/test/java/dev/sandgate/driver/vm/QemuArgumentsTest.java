@@ -1,6 +1,7 @@
 package dev.sandgate.driver.vm;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandgate.conformance.LaunchPolicies;
 import dev.sandgate.spi.DriverConfig;
@@ -49,11 +50,25 @@ class QemuArgumentsTest {
     }
 
     @Test
-    void theCpuLimitIsRoundedUpToWholeVcpus() {
-        assertThat(value(arguments(policy(NetworkMode.NONE, 0, 500)), "-smp")).isEqualTo("1");
+    void theCpuLimitInWholeCoresIsTheNumberOfVcpusAtMost64() {
+        assertThat(value(arguments(policy(NetworkMode.NONE, 0, 1000)), "-smp")).isEqualTo("1");
         assertThat(value(arguments(policy(NetworkMode.NONE, 0, 2000)), "-smp")).isEqualTo("2");
-        assertThat(value(arguments(policy(NetworkMode.NONE, 0, 2001)), "-smp")).isEqualTo("3");
+        assertThat(value(arguments(policy(NetworkMode.NONE, 0, 64_000)), "-smp"))
+                .isEqualTo("64");
+        // Above 64 cores the guest gets 64 vCPUs: fewer than asked, which is stricter.
+        assertThat(value(arguments(policy(NetworkMode.NONE, 0, 128_000)), "-smp"))
+                .isEqualTo("64");
         assertThat(value(arguments(policy(NetworkMode.NONE, 0, 0)), "-smp")).isEqualTo("2");
+    }
+
+    @Test
+    void aCpuLimitThatIsNotWholeCoresIsNeverRoundedToVcpus() {
+        for (long millis : new long[] {1, 500, 999, 1500, 2001}) {
+            assertThatThrownBy(() -> arguments(policy(NetworkMode.NONE, 0, millis)))
+                    .as("%d millicores", millis)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining(millis + " millicores");
+        }
     }
 
     @Test

@@ -2,6 +2,7 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.conformance.AppliedPolicy;
 import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.BackendResource;
 import dev.sandgate.spi.DynamicPolicy;
@@ -11,6 +12,7 @@ import dev.sandgate.spi.LaunchPolicy;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.StaticPolicy;
+import java.io.File;
 import java.io.IOException;
 import java.io.StringReader;
 import java.io.UncheckedIOException;
@@ -22,13 +24,17 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -44,18 +50,25 @@ import java.util.stream.Stream;
  *
  * <p>Leaks are looked for in processes too: a QEMU process named for a sandbox whose working directory lies under the
  * root but is no sandbox directory any more (a deleted one) is reported as a resource of that sandbox.
+ *
+ * <p>The applied policy is read from the QEMU process itself: the process found in {@code /proc} by its name ({@code
+ * -name sandgate-<id>}) and its working directory (the sandbox's state directory), whose real command line ({@code
+ * /proc/<pid>/cmdline}) {@link QemuCommandLine} reads.
  */
 final class VmBackendProbe implements BackendProbe {
     private static final String MARKER_FILE = "/workspace/.sandgate-kit-marker";
     private static final Duration CONSOLE_TIMEOUT = Duration.ofSeconds(30);
     private static final Duration EXIT_TIMEOUT = Duration.ofSeconds(10);
+    private static final Duration DEVICE_HELP_TIMEOUT = Duration.ofSeconds(60);
     private static final Pattern QEMU_NAME =
             Pattern.compile("sandgate-([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})");
+    private static final Pattern DEVICE_NAME = Pattern.compile("(?:^|, )(?:name|alias) \"([^\"]+)\"");
 
     private final VmSettings settings;
     private final Path root;
     private final Set<String> planted = ConcurrentHashMap.newKeySet();
     private final Map<String, Object> consoleLocks = new ConcurrentHashMap<>();
+    private final Map<String, Set<String>> networkDevicesByBinary = new ConcurrentHashMap<>();
 
     VmBackendProbe(VmSettings settings) {
         this.settings = requireNonNull(settings, "settings is null");
@@ -161,6 +174,57 @@ final class VmBackendProbe implements BackendProbe {
                 ref, "if [ -f " + MARKER_FILE + " ]; then printf 'present:'; cat " + MARKER_FILE + "; echo; fi");
         String text = String.join("\n", output);
         return text.startsWith("present:") ? Optional.of(text.substring("present:".length())) : Optional.empty();
+    }
+
+    /**
+     * Reads the restrictions from the command line of the QEMU process running the sandbox's current execution: its
+     * RAM ({@code -m}), its vCPUs ({@code -smp}, 1000 millicores each) and whether the guest has a network device.
+     *
+     * @throws IllegalStateException if no state directory carries the id, no QEMU runs for it (a stopped sandbox), or
+     *     its command line cannot be read for certain (the message names the argument)
+     */
+    @Override
+    public AppliedPolicy appliedPolicy(SandboxRef ref) {
+        Stored stored = storedSandbox(ref);
+        QemuProcess process = currentProcess(ref, stored);
+        try {
+            QemuCommandLine commandLine = QemuCommandLine.parse(process.argv());
+            String generation = stored.stamps().get(Labels.GENERATION);
+            Optional<String> running = commandLine.kernelArgument("sandgate.generation");
+            if (!running.equals(Optional.ofNullable(generation))) {
+                throw new IllegalStateException("it runs generation " + running.orElse("(none on -append)")
+                        + ", the state directory's current generation is " + generation);
+            }
+            return AppliedPolicy.of(commandLine.staticPolicy(networkDevices(process)));
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException(
+                    "QEMU (" + process.identity() + ") of sandbox " + ref.id() + ": " + e.getMessage()
+                            + "; its command line: " + process.argv(),
+                    e);
+        }
+    }
+
+    /**
+     * The environment of the shell on the guest's console, which the guest's {@code /init} starts after sourcing the
+     * config disk's {@code environment.sh}, as it starts the workload: {@code /proc/$$/environ} printed as hex bytes
+     * (values may hold new lines), split at NUL and at each entry's first {@code =}.
+     */
+    @Override
+    public Map<String, String> launchedEnvironment(SandboxRef ref) {
+        List<String> output = console(ref, "od -An -tx1 -v /proc/$$/environ | tr -d ' \\n'; echo");
+        String hex = String.join("", output).trim();
+        if (!hex.matches("([0-9a-f]{2})*")) {
+            throw new IllegalStateException("the guest of " + ref + " printed no environment: " + output);
+        }
+        byte[] bytes = HexFormat.of().parseHex(hex);
+        var environment = new TreeMap<String, String>();
+        for (String entry : new String(bytes, StandardCharsets.UTF_8).split("\0")) {
+            int equals = entry.indexOf('=');
+            if (equals > 0) {
+                environment.put(entry.substring(0, equals), entry.substring(equals + 1));
+            }
+        }
+        return environment;
     }
 
     @Override
@@ -273,21 +337,50 @@ final class VmBackendProbe implements BackendProbe {
     /** QEMU processes named for a sandbox, working under the root, in no current sandbox directory. */
     private List<Orphan> orphans() {
         var orphans = new ArrayList<Orphan>();
+        for (QemuProcess process : qemuProcesses()) {
+            String cwd = process.cwd();
+            if (!cwd.startsWith(root + "/")) {
+                continue;
+            }
+            String relative = cwd.substring(root.toString().length() + 1);
+            String gateway = relative.contains("/") ? relative.substring(0, relative.indexOf('/')) : relative;
+            if (!cwd.endsWith(" (deleted)")) {
+                Optional<Stored> owner = readRecord(Path.of(cwd));
+                if (owner.flatMap(Stored::process).map(ProcessIdentity::pid).orElse(-1L)
+                        == process.identity().pid()) {
+                    continue; // the recorded process of a sandbox directory: reported with it
+                }
+            }
+            orphans.add(new Orphan(process.identity(), process.sandboxId(), gateway));
+        }
+        return orphans;
+    }
+
+    /** A live QEMU process named for a sandbox: its identity, working directory and command line as /proc has them. */
+    private record QemuProcess(ProcessIdentity identity, String cwd, List<String> argv, String sandboxId) {}
+
+    /** Every live process of this host named {@code -name sandgate-<sandbox id>}, wherever it works. */
+    private static List<QemuProcess> qemuProcesses() {
+        var found = new ArrayList<QemuProcess>();
         try (Stream<Path> processes = Files.list(Path.of("/proc"))) {
             for (Path proc : processes.toList()) {
                 String name = proc.getFileName().toString();
                 if (!name.chars().allMatch(Character::isDigit)) {
                     continue;
                 }
-                orphan(Long.parseLong(name)).ifPresent(orphans::add);
+                qemuProcess(Long.parseLong(name)).ifPresent(found::add);
             }
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        return orphans;
+        return found;
     }
 
-    private Optional<Orphan> orphan(long pid) {
+    private static Optional<QemuProcess> qemuProcess(long pid) {
+        Optional<ProcessIdentity> identity = ProcessIdentity.of(pid);
+        if (identity.isEmpty()) {
+            return Optional.empty();
+        }
         String cwd;
         List<String> argv;
         try {
@@ -300,22 +393,123 @@ final class VmBackendProbe implements BackendProbe {
             return Optional.empty(); // gone, or not ours to read
         }
         int name = argv.indexOf("-name");
-        if (name < 0 || name + 1 >= argv.size() || !cwd.startsWith(root + "/")) {
+        if (name < 0 || name + 1 >= argv.size()) {
             return Optional.empty();
         }
         var matcher = QEMU_NAME.matcher(argv.get(name + 1));
-        if (!matcher.matches()) {
-            return Optional.empty();
+        if (!matcher.matches() || !identity.get().alive()) {
+            return Optional.empty(); // not a sandbox's QEMU, or the pid was reused while it was read
         }
-        String relative = cwd.substring(root.toString().length() + 1);
-        String gateway = relative.contains("/") ? relative.substring(0, relative.indexOf('/')) : relative;
-        if (!cwd.endsWith(" (deleted)")) {
-            Optional<Stored> owner = readRecord(Path.of(cwd));
-            if (owner.flatMap(Stored::process).map(ProcessIdentity::pid).orElse(-1L) == pid) {
-                return Optional.empty(); // the recorded process of a sandbox directory: reported with it
+        return Optional.of(new QemuProcess(identity.get(), cwd, argv, matcher.group(1)));
+    }
+
+    /** The only state directory under the root named for {@code ref}'s id and carrying it. */
+    private Stored storedSandbox(SandboxRef ref) {
+        List<Stored> carrying = storedSandboxes().stream()
+                .filter(candidate -> ref.id().equals(candidate.stamps().get(Labels.SANDBOX_ID)))
+                .filter(candidate ->
+                        candidate.directory().getFileName().toString().equals(ref.id()))
+                .toList();
+        if (carrying.isEmpty()) {
+            throw new IllegalStateException("no VM state directory carries sandbox id " + ref.id());
+        }
+        if (carrying.size() > 1) {
+            throw new IllegalStateException("several VM state directories carry sandbox id " + ref.id() + ": "
+                    + carrying.stream().map(Stored::directory).toList());
+        }
+        return carrying.getFirst();
+    }
+
+    /**
+     * The QEMU process of the sandbox's current execution, found without the record: the only live process named for
+     * the sandbox whose working directory is its state directory. The record's process, if it names a live one, must
+     * be that very process (pid and start time).
+     */
+    private static QemuProcess currentProcess(SandboxRef ref, Stored stored) {
+        String directory;
+        try {
+            directory = stored.directory().toRealPath().toString();
+        } catch (IOException e) {
+            throw new IllegalStateException("the state directory of sandbox " + ref.id() + " is gone", e);
+        }
+        List<QemuProcess> running = qemuProcesses().stream()
+                .filter(process -> process.sandboxId().equals(ref.id()))
+                .filter(process -> process.cwd().equals(directory))
+                .toList();
+        if (running.isEmpty()) {
+            throw new IllegalStateException("no QEMU process runs for sandbox " + ref.id() + " in its state directory "
+                    + directory + ": the sandbox is not running");
+        }
+        if (running.size() > 1) {
+            throw new IllegalStateException("several QEMU processes run for sandbox " + ref.id() + ": "
+                    + running.stream().map(QemuProcess::identity).toList());
+        }
+        QemuProcess process = running.getFirst();
+        Optional<ProcessIdentity> recorded = stored.process().filter(ProcessIdentity::alive);
+        if (recorded.isPresent() && !recorded.get().equals(process.identity())) {
+            throw new IllegalStateException("the record of sandbox " + ref.id() + " names QEMU (" + recorded.get()
+                    + "), but (" + process.identity() + ") runs in its state directory");
+        }
+        return process;
+    }
+
+    /**
+     * The device types the process's own QEMU binary lists as network devices ({@code -device help}), with their
+     * aliases; read once per binary.
+     */
+    private Set<String> networkDevices(QemuProcess process) {
+        Path executable;
+        try {
+            executable = Files.readSymbolicLink(
+                    Path.of("/proc", Long.toString(process.identity().pid()), "exe"));
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read the executable of QEMU (" + process.identity() + ")", e);
+        }
+        return networkDevicesByBinary.computeIfAbsent(executable.toString(), VmBackendProbe::listNetworkDevices);
+    }
+
+    private static Set<String> listNetworkDevices(String executable) {
+        String output;
+        try {
+            Process help = new ProcessBuilder(executable, "-device", "help")
+                    .redirectErrorStream(true)
+                    .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+                    .start();
+            try (var in = help.getInputStream()) {
+                output = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            }
+            if (!help.waitFor(DEVICE_HELP_TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+                help.destroyForcibly();
+                throw new IllegalStateException(executable + " -device help did not finish");
+            }
+            if (help.exitValue() != 0) {
+                throw new IllegalStateException(
+                        executable + " -device help failed with status " + help.exitValue() + ": " + output.strip());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot run " + executable + " -device help", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while running " + executable + " -device help", e);
+        }
+        var devices = new TreeSet<String>();
+        boolean inSection = false;
+        for (String line : output.lines().toList()) {
+            if (line.equals("Network devices:")) {
+                inSection = true;
+            } else if (inSection && (line.isBlank() || line.endsWith(":"))) {
+                break;
+            } else if (inSection) {
+                var matcher = DEVICE_NAME.matcher(line);
+                while (matcher.find()) {
+                    devices.add(matcher.group(1));
+                }
             }
         }
-        return ProcessIdentity.of(pid).map(process -> new Orphan(process, matcher.group(1), gateway));
+        if (devices.isEmpty()) {
+            throw new IllegalStateException(executable + " -device help lists no network devices");
+        }
+        return Set.copyOf(devices);
     }
 
     private static List<Path> children(Path directory) {

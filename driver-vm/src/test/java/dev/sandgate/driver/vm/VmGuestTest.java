@@ -126,6 +126,12 @@ class VmGuestTest {
     }
 
     @Test
+    void theProbeReadsTheLimitsFromTheRunningQemuProcess() {
+        assertThat(probe.appliedPolicy(shared).staticPolicy())
+                .isEqualTo(new StaticPolicy(false, NetworkMode.NONE, Set.of(), false, 160L << 20, 2000, 0));
+    }
+
+    @Test
     void networkNoneLeavesTheGuestOnlyLoopback() {
         assertThat(probe.console(shared, "ls -1 /sys/class/net")).containsExactly("lo");
     }

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.HostConfig;
 import dev.sandgate.conformance.BackendResource;
 import dev.sandgate.conformance.LaunchPolicies;
 import dev.sandgate.driver.container.ContainerEngineProvider;
@@ -19,6 +20,7 @@ import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
+import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
 import dev.sandgate.spi.MutationHook;
@@ -59,6 +61,50 @@ import org.junit.jupiter.api.TestInstance;
 public abstract class ContainerEngineDriverTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(60);
     private static final long MIB = 1024L * 1024;
+
+    /** Linux capabilities by number (linux/capability.h): bit n of a {@code CapBnd} mask is the n-th. */
+    private static final List<String> CAPABILITY_BITS = List.of(
+            "CHOWN",
+            "DAC_OVERRIDE",
+            "DAC_READ_SEARCH",
+            "FOWNER",
+            "FSETID",
+            "KILL",
+            "SETGID",
+            "SETUID",
+            "SETPCAP",
+            "LINUX_IMMUTABLE",
+            "NET_BIND_SERVICE",
+            "NET_BROADCAST",
+            "NET_ADMIN",
+            "NET_RAW",
+            "IPC_LOCK",
+            "IPC_OWNER",
+            "SYS_MODULE",
+            "SYS_RAWIO",
+            "SYS_CHROOT",
+            "SYS_PTRACE",
+            "SYS_PACCT",
+            "SYS_ADMIN",
+            "SYS_BOOT",
+            "SYS_NICE",
+            "SYS_RESOURCE",
+            "SYS_TIME",
+            "SYS_TTY_CONFIG",
+            "MKNOD",
+            "LEASE",
+            "AUDIT_WRITE",
+            "AUDIT_CONTROL",
+            "SETFCAP",
+            "MAC_OVERRIDE",
+            "MAC_ADMIN",
+            "SYSLOG",
+            "WAKE_ALARM",
+            "BLOCK_SUSPEND",
+            "AUDIT_READ",
+            "PERFMON",
+            "BPF",
+            "CHECKPOINT_RESTORE");
 
     protected final String gatewayId =
             "engine-test-" + UUID.randomUUID().toString().substring(0, 8);
@@ -176,6 +222,108 @@ public abstract class ContainerEngineDriverTest {
         assertThat(hostConfig.getMemory()).isEqualTo(64 * MIB);
         assertThat(hostConfig.getNanoCPUs()).isEqualTo(250_000_000L);
         assertThat(hostConfig.getPidsLimit()).isEqualTo(64L);
+    }
+
+    /**
+     * The kit trusts {@link DockerJavaBackendProbe#appliedPolicy}, which reads the engine's inspect output; this
+     * checks that reading against what the kernel applies to the container's process one (its bounding capabilities
+     * and no_new_privs, its cgroup limits, its mounts and network interfaces), for the shapes in which each engine
+     * reports capabilities: dropped by name, all dropped, the engine's defaults, and added back.
+     */
+    @Test
+    void theProbeReportsWhatTheKernelAppliesToTheContainer() {
+        var strict = new StaticPolicy(true, NetworkMode.NONE, Set.of("NET_RAW", "SYS_ADMIN"), true, 64 * MIB, 250, 64);
+        var allDropped = new StaticPolicy(false, NetworkMode.NONE, Set.of("ALL"), false, 0, 1500, 0);
+        for (StaticPolicy policy : List.of(strict, allDropped, StaticPolicy.DEFAULT, LaunchPolicies.unrestricted())) {
+            SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), policy);
+            assertTheProbeReportsWhatTheKernelApplies(ref, probe.runningContainer(ref));
+        }
+
+        SandboxRef added = newRef("capabilities-added");
+        String containerId = probe.client()
+                .createContainerCmd(engine().image())
+                .withLabels(Map.of(Labels.SANDBOX_ID, added.id(), Labels.GATEWAY_ID, gatewayId))
+                .withCmd(TestEngine.SLEEP_FOREVER)
+                .withHostConfig(HostConfig.newHostConfig()
+                        .withNetworkMode("none")
+                        .withCapDrop(Capability.ALL)
+                        .withCapAdd(Capability.CHOWN, Capability.SYS_ADMIN))
+                .exec()
+                .getId();
+        try {
+            probe.client().startContainerCmd(containerId).exec();
+            StaticPolicy applied = assertTheProbeReportsWhatTheKernelApplies(added, containerId);
+            assertThat(applied.dropCapabilities()).doesNotContain("ALL", "CHOWN", "SYS_ADMIN");
+        } finally {
+            probe.remove(added.id());
+        }
+    }
+
+    private StaticPolicy assertTheProbeReportsWhatTheKernelApplies(SandboxRef ref, String containerId) {
+        StaticPolicy applied = probe.appliedPolicy(ref).staticPolicy();
+        String status = probe.exec(containerId, "cat", "/proc/1/status").stdout();
+        String mask = statusField(status, "CapBnd");
+        long bounding = Long.parseUnsignedLong(mask, 16);
+        for (int bit = 0; bit < CAPABILITY_BITS.size(); bit++) {
+            String capability = CAPABILITY_BITS.get(bit);
+            boolean reportedDropped = applied.dropCapabilities().contains("ALL")
+                    || applied.dropCapabilities().contains(capability);
+            assertThat(reportedDropped)
+                    .as("%s reported dropped (%s) while the bounding set of PID 1 is %s", capability, applied, mask)
+                    .isEqualTo((bounding & (1L << bit)) == 0);
+        }
+        assertThat(applied.noNewPrivileges())
+                .as("no-new-privileges reported (%s) against NoNewPrivs of PID 1", applied)
+                .isEqualTo(statusField(status, "NoNewPrivs").equals("1"));
+
+        String[] limits = probe.exec(
+                        containerId,
+                        "sh",
+                        "-c",
+                        "cat /sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.max;"
+                                + " cat /sys/fs/cgroup/pids/pids.max 2>/dev/null || cat /sys/fs/cgroup/pids.max;"
+                                + " cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us"
+                                + " 2>/dev/null || cat /sys/fs/cgroup/cpu.max")
+                .stdout()
+                .strip()
+                .split("\\s+");
+        assertThat(limits)
+                .as("memory, pids and cpu limits read in the container")
+                .hasSize(4);
+        long memory = limits[0].equals("max") ? Long.MAX_VALUE : Long.parseLong(limits[0]);
+        if (applied.memoryLimitBytes() == 0) {
+            assertThat(memory).as("memory limit of an unlimited container").isGreaterThan(1L << 60);
+        } else {
+            assertThat(memory).as("memory limit").isEqualTo(applied.memoryLimitBytes());
+        }
+        assertThat(limits[1].equals("max") ? 0 : Long.parseLong(limits[1]))
+                .as("pids limit")
+                .isEqualTo(applied.pidsLimit());
+        long quota = limits[2].equals("max") ? -1 : Long.parseLong(limits[2]);
+        assertThat(quota < 0 ? 0 : Math.ceilDiv(quota * 1000, Long.parseLong(limits[3])))
+                .as("cpu limit in millicores")
+                .isEqualTo(applied.cpuLimitMillis());
+
+        String rootOptions = probe.exec(containerId, "awk", "$2 == \"/\" { print $4 }", "/proc/1/mounts")
+                .stdout()
+                .strip();
+        assertThat(rootOptions.split("[,\\s]+")[0].equals("ro"))
+                .as("read-only root reported (%s) against the options of / (%s)", applied, rootOptions)
+                .isEqualTo(applied.readOnlyRootFilesystem());
+        String interfaces =
+                probe.exec(containerId, "ls", "/sys/class/net").stdout().strip();
+        assertThat(interfaces.equals("lo"))
+                .as("network none reported (%s) against the interfaces %s", applied, interfaces)
+                .isEqualTo(applied.networkMode() == NetworkMode.NONE);
+        return applied;
+    }
+
+    private static String statusField(String status, String field) {
+        return status.lines()
+                .filter(line -> line.startsWith(field + ":"))
+                .map(line -> line.substring(field.length() + 1).strip())
+                .findFirst()
+                .orElseThrow(() -> new AssertionError("/proc/1/status has no " + field + ":\n" + status));
     }
 
     @Test
