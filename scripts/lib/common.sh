@@ -62,7 +62,9 @@ export SANDGATE_RUN_DIR
 start_daemon() {
   local name="$1"; shift
   mkdir -p "$SANDGATE_RUN_DIR/logs" "$SANDGATE_RUN_DIR/pids"
-  setsid "$@" >"$SANDGATE_RUN_DIR/logs/$name.log" 2>&1 </dev/null &
+  # From /, not the checkout: a daemon left running (and reused by a later run) must not depend on a directory that
+  # may be removed under it; Podman's service then fails every container start with "write child: broken pipe".
+  (cd / && exec setsid "$@" >"$SANDGATE_RUN_DIR/logs/$name.log" 2>&1 </dev/null) &
   echo $! >"$SANDGATE_RUN_DIR/pids/$name.pid"
   log "started $name (pid $!, log $SANDGATE_RUN_DIR/logs/$name.log)"
 }
