@@ -50,19 +50,24 @@ class PolicyCapabilityTest {
         }
     }
 
+    /** A LIVE sandbox with {@link PolicyCaptureTest#ORIGINAL}, stopped: every policy change may be admitted. */
+    private static Sandbox createdAndStopped(TestGateway gateway) {
+        Sandbox sandbox = gateway.stub()
+                .createSandbox(TestGateway.createRequest("team", "agent", PolicyCaptureTest.ORIGINAL, PolicyMode.LIVE)
+                        .build())
+                .getSandbox();
+        gateway.stub()
+                .stopSandbox(StopSandboxRequest.newBuilder()
+                        .setTarget(byId(sandbox.getId()))
+                        .build());
+        return sandbox;
+    }
+
     @Test
     @DisplayName("a revision the driver could not launch is refused at update, naming the field; nothing is admitted")
     void unlaunchableRevisionIsRefusedAtUpdate() {
         try (TestGateway gateway = TestGateway.start(root, TestGateway.Transport.IN_PROCESS)) {
-            Sandbox sandbox = gateway.stub()
-                    .createSandbox(
-                            TestGateway.createRequest("team", "agent", PolicyCaptureTest.ORIGINAL, PolicyMode.LIVE)
-                                    .build())
-                    .getSandbox();
-            gateway.stub()
-                    .stopSandbox(StopSandboxRequest.newBuilder()
-                            .setTarget(byId(sandbox.getId()))
-                            .build());
+            Sandbox sandbox = createdAndStopped(gateway);
 
             GrpcErrors.Failure failure = failure(() -> gateway.stub()
                     .updateSandboxPolicy(UpdateSandboxPolicyRequest.newBuilder()
@@ -94,15 +99,7 @@ class PolicyCapabilityTest {
     void noLaunchPolicyOnStart() {
         try (TestGateway gateway = TestGateway.start(
                 root, TestGateway.Transport.IN_PROCESS, FakeDriver.capabilitiesWithout(Set.of(), false))) {
-            Sandbox sandbox = gateway.stub()
-                    .createSandbox(
-                            TestGateway.createRequest("team", "agent", PolicyCaptureTest.ORIGINAL, PolicyMode.LIVE)
-                                    .build())
-                    .getSandbox();
-            gateway.stub()
-                    .stopSandbox(StopSandboxRequest.newBuilder()
-                            .setTarget(byId(sandbox.getId()))
-                            .build());
+            Sandbox sandbox = createdAndStopped(gateway);
 
             GrpcErrors.Failure failure = failure(() -> gateway.stub()
                     .updateSandboxPolicy(UpdateSandboxPolicyRequest.newBuilder()
