@@ -18,9 +18,11 @@ import org.junit.jupiter.api.Test;
 
 /** How a launch policy maps onto QEMU's command line. */
 class QemuArgumentsTest {
-    private static final SandboxRef REF = new SandboxRef("0b7e5f3c-2d8a-4c1e-9f00-1a2b3c4d5e6f", "team", "agent");
-    private static final VmImage IMAGE = new VmImage(Path.of("/i/vmlinuz"), Path.of("/i/initrd.gz"), Optional.empty());
-    private static final Qemu QEMU = new Qemu(VmSettings.from(DriverConfig.EMPTY
+    /** A sandbox, an image and a QEMU of known settings, for the tests that build a command line. */
+    static final SandboxRef REF = new SandboxRef("0b7e5f3c-2d8a-4c1e-9f00-1a2b3c4d5e6f", "team", "agent");
+
+    static final VmImage IMAGE = new VmImage(Path.of("/i/vmlinuz"), Path.of("/i/initrd.gz"), Optional.empty());
+    static final Qemu QEMU = new Qemu(VmSettings.from(DriverConfig.EMPTY
             .with("vm.kernel", "/i/vmlinuz")
             .with("vm.initramfs", "/i/initrd.gz")
             .with("vm.accel", "tcg")

@@ -4,30 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandgate.conformance.LaunchPolicies;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.NetworkMode;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.StaticPolicy;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
 /** How the conformance probe reads a QEMU command line: QEMU's syntax, and loud failures for what it cannot read. */
 class QemuCommandLineTest {
     private static final Set<String> NETWORK_DEVICES = Set.of("e1000", "virtio-net-pci", "virtio-net");
-    private static final SandboxRef REF = new SandboxRef("0b7e5f3c-2d8a-4c1e-9f00-1a2b3c4d5e6f", "team", "agent");
-    private static final VmImage IMAGE = new VmImage(Path.of("/i/vmlinuz"), Path.of("/i/initrd.gz"), Optional.empty());
-    private static final Qemu QEMU = new Qemu(VmSettings.from(DriverConfig.EMPTY
-            .with("vm.kernel", "/i/vmlinuz")
-            .with("vm.initramfs", "/i/initrd.gz")
-            .with("vm.accel", "tcg")
-            .with("vm.memory", "384m")
-            .with("vm.cpus", "2")));
+    private static final SandboxRef REF = QemuArgumentsTest.REF;
+    private static final VmImage IMAGE = QemuArgumentsTest.IMAGE;
+    private static final Qemu QEMU = QemuArgumentsTest.QEMU;
 
     @Test
     void theDriversOwnArgumentsReadBackAsThePolicyTheyApply() {
