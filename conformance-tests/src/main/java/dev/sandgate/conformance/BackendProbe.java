@@ -52,8 +52,10 @@ public interface BackendProbe extends AutoCloseable {
 
     /**
      * Reads the environment that the program of the sandbox's current execution is launched with, as the backend
-     * holds it (a container's config, the pod's variables with the Secrets they reference, the file the VM's guest
-     * reads them from): every variable, those the backend adds itself included. Values are secrets: never log them.
+     * holds it (a container's config, the pod's variables with the Secrets they reference, the live environment of a
+     * process the VM's guest started as it starts the workload): every variable, those the backend adds itself
+     * included. Read what the program gets, not a file your driver wrote: quoting is what goes wrong. Values are
+     * secrets: never log them (the kit's own failure messages show only its own test values).
      *
      * @throws IllegalStateException if no resource carries the id
      */

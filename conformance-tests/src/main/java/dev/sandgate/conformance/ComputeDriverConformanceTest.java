@@ -294,8 +294,19 @@ public abstract class ComputeDriverConformanceTest {
             kit.createRunning(ref, spec);
             assertEnvironment(environment, kit.probe.launchedEnvironment(ref), "generation 1 (create)");
 
-            kit.restart(ref, 1);
-            assertEnvironment(environment, kit.probe.launchedEnvironment(ref), "generation 2 (a start keeps the spec)");
+            // A start with another policy (where the driver takes one) may rebuild the execution; one with the same
+            // policy may not: both keep the spec given at create.
+            LaunchPolicy second = kit.capabilities.launchPolicyOnStart() ? kit.otherPolicy : kit.basePolicy;
+            kit.driver.stop(ref, OptionalLong.of(1));
+            assertThat(kit.start(ref, kit.launch(2, second)).launched()).isTrue();
+            kit.awaitState(ref, SandboxState.RUNNING, 2);
+            assertEnvironment(environment, kit.probe.launchedEnvironment(ref), "generation 2 (a start)");
+
+            kit.driver.stop(ref, OptionalLong.of(2));
+            assertThat(kit.start(ref, kit.launch(3, second)).launched()).isTrue();
+            kit.awaitState(ref, SandboxState.RUNNING, 3);
+            assertEnvironment(
+                    environment, kit.probe.launchedEnvironment(ref), "generation 3 (a start with the same policy)");
         }
 
         @Test
@@ -893,15 +904,17 @@ public abstract class ComputeDriverConformanceTest {
 
         @Test
         void required_startWithANewLaunchInputIsObservedOnTheResource() {
+            Set<PolicyField> claimed = kit.capabilities.enforceablePolicyFields();
             SandboxRef ref = kit.newRef("new-input");
-            kit.createRunning(ref);
+            LaunchPolicy first = LaunchPolicies.usingAll(claimed, 1);
+            assertThat(kit.create(ref, kit.launch(1, first)).created()).isTrue();
+            kit.awaitState(ref, SandboxState.RUNNING, 1);
             kit.driver.stop(ref, OptionalLong.of(1));
 
             if (kit.capabilities.launchPolicyOnStart()) {
-                // The new input restricts every field the driver claims, with other values than the create test's:
-                // the relaunch must apply it, not the old input and not the backend's defaults.
-                LaunchPolicy changed = LaunchPolicies.usingAll(
-                        kit.capabilities.enforceablePolicyFields(), 2, LaunchPolicies.Restrictions.ALTERNATE);
+                // The new input restricts every claimed field with other values than the first: the relaunch must
+                // apply it, not the old input and not the backend's defaults.
+                LaunchPolicy changed = LaunchPolicies.usingAll(claimed, 2, LaunchPolicies.Restrictions.ALTERNATE);
                 assertThat(kit.start(ref, kit.launch(2, changed)).launched()).isTrue();
                 assertObserved(kit.awaitState(ref, SandboxState.RUNNING, 2), ref, 2, changed.digest());
                 BackendResource resource = kit.onlyResource(ref.id());
@@ -911,16 +924,36 @@ public abstract class ComputeDriverConformanceTest {
                 PolicyInForce.assertInForce(
                         changed,
                         kit.probe.appliedPolicy(ref),
-                        kit.capabilities.enforceablePolicyFields(),
+                        claimed,
                         "after a start of generation 2 with another policy");
+
+                // Every start applies its input, not only the first: generation 3, with the allow-list where the
+                // driver claims it beside network none (which excludes it in the policies above), else the same.
+                LaunchPolicy third = changed;
+                if (claimed.contains(PolicyField.NETWORK_NONE) && claimed.contains(PolicyField.NETWORK_ALLOW_LIST)) {
+                    Set<PolicyField> withAllowList = EnumSet.copyOf(claimed);
+                    withAllowList.remove(PolicyField.NETWORK_NONE);
+                    third = LaunchPolicies.usingAll(withAllowList, 3, LaunchPolicies.Restrictions.ALTERNATE);
+                }
+                kit.driver.stop(ref, OptionalLong.of(2));
+                assertThat(kit.start(ref, kit.launch(3, third)).launched()).isTrue();
+                assertObserved(kit.awaitState(ref, SandboxState.RUNNING, 3), ref, 3, third.digest());
+                PolicyInForce.assertInForce(
+                        third, kit.probe.appliedPolicy(ref), claimed, "after a start of generation 3");
             } else {
-                // A "no" is checked too: a changed policy is refused cleanly, and the same policy still launches.
+                // A "no" is checked too: a changed policy is refused cleanly, and the same policy still launches,
+                // applied again.
                 ResourceFacts stopped = kit.facts(ref.id());
                 LaunchInput next = kit.launch(2, kit.otherPolicy);
                 expectFailure(DriverErrorCode.UNSUPPORTED, () -> kit.start(ref, next));
                 kit.assertUntouched(stopped, "start with another policy by a driver without launchPolicyOnStart");
-                assertThat(kit.start(ref, kit.launch(2)).launched()).isTrue();
-                assertObserved(kit.awaitState(ref, SandboxState.RUNNING, 2), ref, 2, kit.basePolicy.digest());
+                assertThat(kit.start(ref, kit.launch(2, first)).launched()).isTrue();
+                assertObserved(kit.awaitState(ref, SandboxState.RUNNING, 2), ref, 2, first.digest());
+                PolicyInForce.assertInForce(
+                        first,
+                        kit.probe.appliedPolicy(ref),
+                        claimed,
+                        "after a start of generation 2 with the same policy");
             }
         }
 
@@ -1008,6 +1041,22 @@ public abstract class ComputeDriverConformanceTest {
                 LaunchPolicy next = LaunchPolicies.usingOnly(field, 2);
                 expectFailure(DriverErrorCode.UNSUPPORTED, () -> kit.start(target, kit.launch(2, next)));
                 kit.assertUntouched(stoppedFacts, "start with a policy using " + field);
+            }
+        }
+
+        @Test
+        void required_eachClaimedFieldAloneIsInForce() {
+            // A policy using one field, as the gateway's default (network none and nothing else) does, is applied as
+            // surely as one using them all.
+            Set<PolicyField> claimed = kit.capabilities.enforceablePolicyFields();
+            for (PolicyField field : claimed) {
+                LaunchPolicy policy = LaunchPolicies.usingOnly(field, 1);
+                SandboxRef ref = kit.newRef("alone");
+                assertThat(kit.create(ref, kit.launch(1, policy)).created()).isTrue();
+                kit.awaitState(ref, SandboxState.RUNNING, 1);
+                PolicyInForce.assertInForce(
+                        policy, kit.probe.appliedPolicy(ref), claimed, "after a create using only " + field);
+                kit.driver.delete(ref, OptionalLong.empty());
             }
         }
 

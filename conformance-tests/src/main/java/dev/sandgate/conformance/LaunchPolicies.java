@@ -39,18 +39,25 @@ public final class LaunchPolicies {
 
     /**
      * The values a policy built by {@link #usingAll} asks for. Each is one every backend can apply exactly (whole MiB,
-     * whole cores) and a sleeping process survives; the two sets differ in every value, so that a backend whose
-     * defaults happen to equal one set still shows, with the other, whether the policy was applied.
+     * whole cores) and a sleeping process survives. The two sets differ in every limit, capability and allow-list
+     * entry (each drops a capability Docker and Podman both grant by default: {@code SYS_CHROOT}, {@code SETFCAP}), so
+     * that a backend whose defaults happen to equal one set still shows, with the other, whether the policy was
+     * applied. The flags (read-only root, no new privileges) and network none are the same in both.
      */
     public record Restrictions(
-            long memoryLimitBytes, long cpuLimitMillis, long pidsLimit, Set<String> dropCapabilities) {
-        public static final Restrictions STANDARD =
-                new Restrictions(256L << 20, 1000, 256, Set.of("NET_RAW", "SYS_CHROOT"));
-        public static final Restrictions ALTERNATE =
-                new Restrictions(192L << 20, 2000, 128, Set.of("MKNOD", "SETFCAP"));
+            long memoryLimitBytes,
+            long cpuLimitMillis,
+            long pidsLimit,
+            Set<String> dropCapabilities,
+            List<String> networkAllowList) {
+        public static final Restrictions STANDARD = new Restrictions(
+                256L << 20, 1000, 256, Set.of("NET_RAW", "SYS_CHROOT"), List.of("example.org:443", "10.20.0.0/16"));
+        public static final Restrictions ALTERNATE = new Restrictions(
+                192L << 20, 2000, 128, Set.of("MKNOD", "SETFCAP"), List.of("example.net:8443", "10.30.0.0/16"));
 
         public Restrictions {
             dropCapabilities = Set.copyOf(dropCapabilities);
+            networkAllowList = List.copyOf(networkAllowList);
         }
     }
 
@@ -75,7 +82,7 @@ public final class LaunchPolicies {
                 fields.contains(PolicyField.CPU_LIMIT) ? values.cpuLimitMillis() : 0,
                 fields.contains(PolicyField.PIDS_LIMIT) ? values.pidsLimit() : 0);
         var dynamicPolicy = !networkNone && fields.contains(PolicyField.NETWORK_ALLOW_LIST)
-                ? new DynamicPolicy(List.of("example.org:443", "10.20.0.0/16"))
+                ? new DynamicPolicy(values.networkAllowList())
                 : DynamicPolicy.EMPTY;
         return of(revision, staticPolicy, dynamicPolicy);
     }

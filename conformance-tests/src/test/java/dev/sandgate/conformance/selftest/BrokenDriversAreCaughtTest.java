@@ -3,9 +3,12 @@ package dev.sandgate.conformance.selftest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
+import dev.sandgate.conformance.selftest.broken.AllowListNotOnStartKit;
 import dev.sandgate.conformance.selftest.broken.ClaimsFewerCapabilitiesKit;
 import dev.sandgate.conformance.selftest.broken.CreateIgnoresIdentityKit;
+import dev.sandgate.conformance.selftest.broken.DropsEmptyEnvironmentOnRestartKit;
 import dev.sandgate.conformance.selftest.broken.DropsEnvironmentKit;
+import dev.sandgate.conformance.selftest.broken.DropsOddEnvironmentOnPolicyChangeKit;
 import dev.sandgate.conformance.selftest.broken.DuplicatesDeletedEventsKit;
 import dev.sandgate.conformance.selftest.broken.IgnoresExpectedGenerationKit;
 import dev.sandgate.conformance.selftest.broken.IgnoresPolicyKit;
@@ -13,7 +16,10 @@ import dev.sandgate.conformance.selftest.broken.IgnoresPolicyOnStartKit;
 import dev.sandgate.conformance.selftest.broken.LeaksOnDeleteKit;
 import dev.sandgate.conformance.selftest.broken.NameFallbackOnDeleteKit;
 import dev.sandgate.conformance.selftest.broken.NeverCallsMutationHookKit;
+import dev.sandgate.conformance.selftest.broken.NoPolicyOnRestartWithoutLaunchPolicyOnStartKit;
 import dev.sandgate.conformance.selftest.broken.NonIdempotentStopKit;
+import dev.sandgate.conformance.selftest.broken.PolicyOnlyOnTheFirstStartKit;
+import dev.sandgate.conformance.selftest.broken.PolicyOnlyWithSeveralFieldsKit;
 import dev.sandgate.conformance.selftest.broken.RegressesGenerationInWatchKit;
 import dev.sandgate.conformance.selftest.broken.RetriesOntoAReplacedResourceKit;
 import dev.sandgate.conformance.selftest.broken.StopActsByNameKit;
@@ -143,6 +149,7 @@ class BrokenDriversAreCaughtTest {
         assertFails(
                 IgnoresPolicyKit.class,
                 "required_aPolicyUsingEveryEnforceableFieldIsLaunchedAndInForce",
+                "required_eachClaimedFieldAloneIsInForce",
                 "required_startWithANewLaunchInputIsObservedOnTheResource");
     }
 
@@ -152,8 +159,43 @@ class BrokenDriversAreCaughtTest {
     }
 
     @Test
+    void aPolicyAppliedOnlyAtTheFirstStartsFailsTheNewLaunchInputTest() {
+        assertFails(PolicyOnlyOnTheFirstStartKit.class, "required_startWithANewLaunchInputIsObservedOnTheResource");
+    }
+
+    @Test
+    void aRelaunchWithoutThePolicyByADriverWithoutLaunchPolicyOnStartFailsTheNewLaunchInputTest() {
+        assertFails(
+                NoPolicyOnRestartWithoutLaunchPolicyOnStartKit.class,
+                "required_startWithANewLaunchInputIsObservedOnTheResource");
+    }
+
+    @Test
+    void aPolicyUsingOneFieldLaunchedUnrestrictedFailsTheFieldAloneTest() {
+        assertFails(PolicyOnlyWithSeveralFieldsKit.class, "required_eachClaimedFieldAloneIsInForce");
+    }
+
+    @Test
+    void anAllowListDroppedAtAStartFailsTheNewLaunchInputTest() {
+        assertFails(AllowListNotOnStartKit.class, "required_startWithANewLaunchInputIsObservedOnTheResource");
+    }
+
+    @Test
     void aDriverThatLaunchesWithoutTheEnvironmentFailsTheEnvironmentTest() {
         assertFails(DropsEnvironmentKit.class, "required_theSpecsEnvironmentReachesEveryExecutionUnchanged");
+    }
+
+    @Test
+    void variablesLostAtAStartWithAnotherPolicyFailTheEnvironmentTest() {
+        assertFails(
+                DropsOddEnvironmentOnPolicyChangeKit.class,
+                "required_theSpecsEnvironmentReachesEveryExecutionUnchanged");
+    }
+
+    @Test
+    void emptyVariablesLostAtEveryStartFailTheEnvironmentTest() {
+        assertFails(
+                DropsEmptyEnvironmentOnRestartKit.class, "required_theSpecsEnvironmentReachesEveryExecutionUnchanged");
     }
 
     /** Runs the whole kit against {@code brokenKit} and asserts that exactly {@code expected} failed. */

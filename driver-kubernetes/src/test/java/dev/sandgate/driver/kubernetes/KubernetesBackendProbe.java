@@ -262,8 +262,12 @@ final class KubernetesBackendProbe implements BackendProbe {
         Container container = onlyContainer(pod, ref);
         SecurityContext security =
                 container.getSecurityContext() == null ? new SecurityContext() : container.getSecurityContext();
+        // A privileged container keeps every capability and may gain privileges, whatever else its context says.
+        boolean privileged = Boolean.TRUE.equals(security.getPrivileged());
         Set<String> dropped = new TreeSet<>();
-        if (security.getCapabilities() != null && security.getCapabilities().getDrop() != null) {
+        if (!privileged
+                && security.getCapabilities() != null
+                && security.getCapabilities().getDrop() != null) {
             for (String capability : security.getCapabilities().getDrop()) {
                 String upper = capability.toUpperCase(Locale.ROOT);
                 dropped.add(upper.startsWith("CAP_") ? upper.substring(4) : upper);
@@ -284,9 +288,12 @@ final class KubernetesBackendProbe implements BackendProbe {
                 : 0;
         return AppliedPolicy.of(new StaticPolicy(
                 Boolean.TRUE.equals(security.getReadOnlyRootFilesystem()),
-                isolated(pod) ? NetworkMode.NONE : NetworkMode.DEFAULT,
+                // NetworkPolicies do not apply to a pod on the host's network.
+                !Boolean.TRUE.equals(pod.getSpec().getHostNetwork()) && isolated(pod)
+                        ? NetworkMode.NONE
+                        : NetworkMode.DEFAULT,
                 dropped,
-                Boolean.FALSE.equals(security.getAllowPrivilegeEscalation()),
+                !privileged && Boolean.FALSE.equals(security.getAllowPrivilegeEscalation()),
                 memoryBytes,
                 cpuMillis,
                 0));

@@ -189,7 +189,13 @@ final class QemuCommandLine {
                 if (i + 1 >= argv.size()) {
                     throw new IllegalStateException("option " + argument + " has no value");
                 }
-                options.add(new Option(name, Optional.of(argv.get(++i))));
+                String value = argv.get(++i);
+                if ((name.equals("machine") || name.equals("M")) && setsSizes(value)) {
+                    // -machine smp.cpus=3 gives three vCPUs whatever -smp says (seen on QEMU 7.2); memory.* likewise.
+                    throw new IllegalStateException("option " + argument + " " + value + " sets the vCPUs or the"
+                            + " memory beside -smp and -m; the probe does not read those keys");
+                }
+                options.add(new Option(name, Optional.of(value)));
             } else {
                 throw new IllegalStateException(
                         "unknown QEMU option " + argument + " (argument " + i + "): the probe does not know whether it"
@@ -197,6 +203,16 @@ final class QemuCommandLine {
             }
         }
         return new QemuCommandLine(argv.getFirst(), options);
+    }
+
+    /** Whether a {@code -machine} value holds an {@code smp.*} or {@code memory.*} key. */
+    private static boolean setsSizes(String machine) {
+        for (String part : machine.split(",")) {
+            if (part.startsWith("smp.") || part.startsWith("memory.")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     String executable() {

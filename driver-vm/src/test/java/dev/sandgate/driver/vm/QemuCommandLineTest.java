@@ -134,4 +134,15 @@ class QemuCommandLineTest {
     private static void assertUnreadable(Runnable read, String named) {
         assertThatThrownBy(read::run).isInstanceOf(IllegalStateException.class).hasMessageContaining(named);
     }
+
+    @Test
+    void aMachineOptionThatSetsVcpusOrMemoryIsRefused() {
+        // QEMU 7.2 runs three vCPUs for "-smp 1 -M pc,smp.cpus=3": reading -smp alone would report one.
+        for (String machine : List.of("pc,smp.cpus=3", "q35,memory.size=1G")) {
+            assertThatThrownBy(() -> QemuCommandLine.parse(
+                            List.of("qemu-system-x86_64", "-nodefaults", "-m", "256M", "-smp", "1", "-M", machine)))
+                    .isInstanceOf(IllegalStateException.class)
+                    .hasMessageContaining(machine);
+        }
+    }
 }

@@ -236,9 +236,8 @@ public final class DockerJavaBackendProbe implements BackendProbe {
         var environment = new TreeMap<String, String>();
         for (String entry : Optional.ofNullable(current.getConfig().getEnv()).orElse(new String[0])) {
             int equals = entry.indexOf('=');
-            if (equals < 0) {
-                environment.put(entry, ""); // never seen: a name the engine reports without a value
-            } else {
+            // A name without "=" unsets the variable (moby's ReplaceOrAppendEnvValues): the program does not get it.
+            if (equals > 0) {
                 environment.put(entry.substring(0, equals), entry.substring(equals + 1));
             }
         }
