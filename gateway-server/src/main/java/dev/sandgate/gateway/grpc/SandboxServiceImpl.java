@@ -22,18 +22,17 @@ import dev.sandgate.api.v1.StopSandboxResponse;
 import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
-import dev.sandgate.api.v1.WatchSandboxesResponse;
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.store.SandboxFilter;
+import io.grpc.BindableService;
 import io.grpc.Context;
 import io.grpc.Deadline;
+import io.grpc.ServerServiceDefinition;
 import io.grpc.stub.ServerCallStreamObserver;
 import io.grpc.stub.StreamObserver;
 import java.time.Duration;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -43,19 +42,19 @@ import java.util.function.Supplier;
  * The {@code sandgate.v1.SandboxService}: translates with {@link ApiMapper}, delegates to {@link Lifecycle}, and maps
  * every failure with {@link ErrorMapper}. Nothing else happens here.
  */
-public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceImplBase {
+public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService, BindableService, AutoCloseable {
     private final Lifecycle lifecycle;
     private final ApiMapper mapper;
     private final Duration defaultWait;
     private final Executor callExecutor;
     private final Executor watchExecutor;
-    private final Set<WatchStream> watches = ConcurrentHashMap.newKeySet();
+    private final WatchFanout fanout;
 
     /**
      * @param callExecutor runs each unary call's work (which blocks: on the store, on the driver, on a busy sandbox),
      *     so that gRPC may call this service on its transport's threads (a server built with {@code directExecutor()})
      *     and each call passes between threads once, not once per gRPC callback
-     * @param watchExecutor runs each watch stream
+     * @param watchExecutor runs the turns of every watch stream (a small pool: no stream has a thread of its own)
      */
     public SandboxServiceImpl(
             Lifecycle lifecycle, Duration defaultWait, Executor callExecutor, Executor watchExecutor) {
@@ -64,6 +63,22 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
         this.defaultWait = requireNonNull(defaultWait, "defaultWait is null");
         this.callExecutor = requireNonNull(callExecutor, "callExecutor is null");
         this.watchExecutor = requireNonNull(watchExecutor, "watchExecutor is null");
+        this.fanout = new WatchFanout(lifecycle.hub(), mapper::watchEvent);
+    }
+
+    /**
+     * This service as a server binds it: WatchSandboxes sends each change's event serialized once for all streams
+     * ({@link WatchWire}); every other method is the generated one.
+     */
+    @Override
+    public ServerServiceDefinition bindService() {
+        return WatchWire.bind(SandboxServiceGrpc.bindService(this), this::watch);
+    }
+
+    /** Stops the watch fan-out (after {@link #endWatches()} and the server's termination). */
+    @Override
+    public void close() {
+        fanout.close();
     }
 
     @Override
@@ -112,8 +127,7 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
         respond(out, () -> mapper.deleteResponse(lifecycle.delete(mapper.delete(request), maxWait())));
     }
 
-    @Override
-    public void watchSandboxes(WatchSandboxesRequest request, StreamObserver<WatchSandboxesResponse> out) {
+    private void watch(WatchSandboxesRequest request, ServerCallStreamObserver<Object> out) {
         SandboxFilter filter;
         try {
             filter = mapper.filter(request);
@@ -122,13 +136,7 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
             return;
         }
         try {
-            WatchStream.start(
-                    lifecycle,
-                    mapper,
-                    filter,
-                    (ServerCallStreamObserver<WatchSandboxesResponse>) out,
-                    watchExecutor,
-                    watches);
+            WatchStream.start(lifecycle, mapper, filter, out, watchExecutor, fanout);
         } catch (RejectedExecutionException e) {
             out.onError(ErrorMapper.toStatusException(
                     new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down")));
@@ -141,7 +149,7 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
      */
     public int endWatches() {
         int open = 0;
-        for (WatchStream stream : watches) {
+        for (WatchStream stream : fanout.streams()) {
             stream.shutDown();
             open++;
         }

@@ -1,182 +1,240 @@
 package dev.sandgate.gateway.grpc;
 
-import dev.sandgate.api.v1.WatchSandboxesResponse;
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.lifecycle.SandboxChange;
-import dev.sandgate.gateway.lifecycle.WatchHub;
 import dev.sandgate.gateway.store.SandboxFilter;
 import dev.sandgate.gateway.store.SandboxRecord;
 import dev.sandgate.gateway.store.StoreTransaction.SandboxKey;
 import io.grpc.stub.ServerCallStreamObserver;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.Semaphore;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One WatchSandboxes stream: registers for changes first (buffering them), sends a snapshot of every matching
- * sandbox and a SYNCED marker, then the buffered and later changes, skipping those the snapshot already covered
- * (by resource version). Respects the client's flow control; a client that falls more than {@link #CAPACITY} changes
- * behind gets RESOURCE_EXHAUSTED (reason WATCH_OVERFLOW) and watches again. When the gateway shuts down, the stream
- * ends with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN), so that its client watches again elsewhere or later.
+ * One WatchSandboxes stream: registers with the {@link WatchFanout} first (queueing changes), sends a snapshot of
+ * every matching sandbox and a SYNCED marker, then the queued and later changes, skipping those the snapshot already
+ * covered (by resource version).
+ *
+ * <p>A stream owns no thread. Its work runs in short turns on the shared watch executor, one turn at a time: a turn is
+ * scheduled when a change arrives, when the client's flow control lets more through, or when the stream must end, and
+ * it sends while the transport is ready, at most {@link #TURN} messages. A client that falls more than {@link
+ * WatchStreamLimits#CAPACITY} changes behind gets RESOURCE_EXHAUSTED (reason WATCH_OVERFLOW) and watches again; the others never wait
+ * for it. When the gateway shuts down, the stream ends with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN).
  */
 final class WatchStream {
-    static final int CAPACITY = WatchStreamLimits.CAPACITY;
     private static final int SNAPSHOT_PAGE = 500;
+    private static final int TURN = 256;
     private static final Logger log = LoggerFactory.getLogger(WatchStream.class);
 
     private final Lifecycle lifecycle;
     private final ApiMapper mapper;
     private final SandboxFilter filter;
     private final SandboxFilter removalFilter;
-    private final ServerCallStreamObserver<WatchSandboxesResponse> out;
-    private final BlockingQueue<SandboxChange> queue = new LinkedBlockingQueue<>(CAPACITY);
-    private final Semaphore ready = new Semaphore(0);
-    private final Map<String, Long> sentVersions = new HashMap<>();
+    private final ServerCallStreamObserver<Object> out;
+    private final Executor executor;
+    private final WatchFanout fanout;
+    private final ConcurrentLinkedQueue<WatchFanout.Delivery> queue = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger queued = new AtomicInteger();
+    private final AtomicBoolean scheduled = new AtomicBoolean();
     private volatile boolean cancelled;
     private volatile boolean overflowed;
     private volatile boolean shuttingDown;
-    private Set<WatchStream> open = Set.of();
-    private volatile Thread drainer;
-    private WatchHub.Registration registration;
+    private volatile GatewayException failure;
+
+    // Owned by the turn that runs (turns never overlap).
+    private final Map<String, Long> sentVersions = new HashMap<>();
+    private Optional<SandboxKey> snapshotAfter = Optional.empty();
+    private List<SandboxRecord> snapshotPage = List.of();
+    private int snapshotIndex;
+    private boolean snapshotMore = true;
+    private boolean synced;
+    private boolean ended;
 
     private WatchStream(
             Lifecycle lifecycle,
             ApiMapper mapper,
             SandboxFilter filter,
-            ServerCallStreamObserver<WatchSandboxesResponse> out) {
+            ServerCallStreamObserver<Object> out,
+            Executor executor,
+            WatchFanout fanout) {
         this.lifecycle = lifecycle;
         this.mapper = mapper;
         this.filter = filter;
         this.removalFilter = new SandboxFilter(filter.workspace(), filter.labels(), Set.of());
         this.out = out;
+        this.executor = executor;
+        this.fanout = fanout;
     }
 
     /**
-     * Starts a stream on {@code executor}. It is in {@code open} from now until it has ended, however it ends.
+     * Opens a stream: it receives changes from now on and sends its snapshot on {@code executor}.
      *
-     * @throws java.util.concurrent.RejectedExecutionException when the executor is shut down (nothing is left
-     *     registered, and the stream is not in {@code open})
+     * @throws RejectedExecutionException when the executor is shut down (nothing is left registered)
      */
     static void start(
             Lifecycle lifecycle,
             ApiMapper mapper,
             SandboxFilter filter,
-            ServerCallStreamObserver<WatchSandboxesResponse> out,
+            ServerCallStreamObserver<Object> out,
             Executor executor,
-            Set<WatchStream> open) {
-        WatchStream stream = new WatchStream(lifecycle, mapper, filter, out);
-        stream.open = open;
+            WatchFanout fanout) {
+        WatchStream stream = new WatchStream(lifecycle, mapper, filter, out, executor, fanout);
         out.setOnCancelHandler(stream::cancel);
-        out.setOnReadyHandler(stream.ready::release);
-        stream.registration = lifecycle.hub().register(stream::offer);
-        open.add(stream);
+        out.setOnReadyHandler(stream::schedule);
+        fanout.add(stream);
+        stream.scheduled.set(true);
         try {
-            executor.execute(stream::run);
-        } catch (RuntimeException e) {
-            open.remove(stream);
-            stream.registration.close();
+            executor.execute(stream::turn);
+        } catch (RejectedExecutionException e) {
+            fanout.remove(stream);
             throw e;
         }
     }
 
-    /**
-     * Ends the stream with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN) from its own thread, as soon as that thread is
-     * not inside a send. Returns at once.
-     */
-    void shutDown() {
-        shuttingDown = true;
-        Thread thread = drainer;
-        if (thread != null) {
-            thread.interrupt();
+    /** Whether this stream sends {@code change} (called by the fan-out before anything is encoded). */
+    boolean wants(SandboxChange change) {
+        if (cancelled || overflowed) {
+            return false;
         }
-    }
-
-    private void offer(SandboxChange change) {
-        boolean wanted = change.type() == SandboxChange.Type.REMOVED
+        return change.type() == SandboxChange.Type.REMOVED
                 ? removalFilter.matches(change.sandbox())
                 : filter.matches(change.sandbox());
-        if (wanted && !cancelled && !queue.offer(change)) {
-            overflowed = true;
-            Thread thread = drainer;
-            if (thread != null) {
-                thread.interrupt();
-            }
+    }
+
+    /** Queues a change this stream wants; never blocks. */
+    void offer(WatchFanout.Delivery delivery) {
+        if (queued.incrementAndGet() > fanout.capacity()) {
+            overflow();
+            return;
         }
+        queue.add(delivery);
+        schedule();
+    }
+
+    /** Ends the stream with WATCH_OVERFLOW: it fell too far behind. */
+    void overflow() {
+        overflowed = true;
+        schedule();
+    }
+
+    /** Ends the stream with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN) at its next turn. Returns at once. */
+    void shutDown() {
+        shuttingDown = true;
+        schedule();
+    }
+
+    /** Ends the stream with {@code e} at its next turn. */
+    void fail(GatewayException e) {
+        failure = e;
+        schedule();
     }
 
     private void cancel() {
         cancelled = true;
-        registration.close();
-        Thread thread = drainer;
-        if (thread != null) {
-            thread.interrupt();
+        fanout.remove(this);
+        schedule();
+    }
+
+    private void schedule() {
+        if (!scheduled.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            executor.execute(this::turn);
+        } catch (RejectedExecutionException e) {
+            // The gateway is stopping: the stream's call is being cancelled with the server.
+            scheduled.set(false);
+            fanout.remove(this);
         }
     }
 
-    private void run() {
-        drainer = Thread.currentThread();
+    private void turn() {
         try {
-            sendSnapshot();
-            send(ApiMapper.syncedEvent());
-            while (!ended()) {
-                if (overflowed) {
-                    throw new GatewayException(
-                            ErrorReason.WATCH_OVERFLOW,
-                            "the watch fell more than " + CAPACITY + " changes behind; watch again");
-                }
-                SandboxChange change = queue.take();
-                if (isNew(change)) {
-                    send(mapper.watchEvent(change));
-                }
-            }
-        } catch (InterruptedException e) {
-            if (overflowed && !cancelled && !shuttingDown) {
-                fail(new GatewayException(
-                        ErrorReason.WATCH_OVERFLOW,
-                        "the watch fell more than " + CAPACITY + " changes behind; watch again"));
-            }
+            step();
         } catch (RuntimeException e) {
-            if (!cancelled && !shuttingDown) {
-                fail(e);
+            if (!ended) {
+                end(e);
             }
         } finally {
-            registration.close();
-            drainer = null;
-            Thread.interrupted();
-            if (shuttingDown && !cancelled) {
-                fail(new GatewayException(
-                        ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down; watch again"));
-            }
-            open.remove(this);
+            scheduled.set(false);
+        }
+        if (!ended && hasWork()) {
+            schedule();
         }
     }
 
-    private boolean ended() {
-        return cancelled || shuttingDown;
+    private boolean hasWork() {
+        if (cancelled || overflowed || shuttingDown || failure != null) {
+            return true;
+        }
+        return out.isReady() && (!synced || !queue.isEmpty());
     }
 
-    private void sendSnapshot() throws InterruptedException {
-        Optional<SandboxKey> after = Optional.empty();
-        while (!ended()) {
-            Lifecycle.Page page = lifecycle.list(filter, after, SNAPSHOT_PAGE);
-            for (SandboxRecord sandbox : page.sandboxes()) {
+    private void step() {
+        if (ended) {
+            return;
+        }
+        if (cancelled) {
+            ended = true;
+            return;
+        }
+        if (shuttingDown) {
+            end(new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down; watch again"));
+            return;
+        }
+        if (overflowed) {
+            end(new GatewayException(
+                    ErrorReason.WATCH_OVERFLOW,
+                    "the watch fell more than " + fanout.capacity() + " changes behind; watch again"));
+            return;
+        }
+        if (failure != null) {
+            end(failure);
+            return;
+        }
+        int budget = TURN;
+        while (!synced && budget > 0 && out.isReady()) {
+            budget--;
+            if (snapshotIndex < snapshotPage.size()) {
+                SandboxRecord sandbox = snapshotPage.get(snapshotIndex++);
                 sentVersions.put(sandbox.id(), sandbox.resourceVersion());
-                send(mapper.snapshotEvent(sandbox));
+                out.onNext(mapper.snapshotEvent(sandbox));
+            } else if (snapshotMore) {
+                Lifecycle.Page page = lifecycle.list(filter, snapshotAfter, SNAPSHOT_PAGE);
+                snapshotPage = page.sandboxes();
+                snapshotIndex = 0;
+                snapshotMore = page.more();
+                if (!snapshotPage.isEmpty()) {
+                    SandboxRecord last = snapshotPage.getLast();
+                    snapshotAfter = Optional.of(new SandboxKey(last.workspace(), last.name()));
+                }
+            } else {
+                snapshotPage = List.of();
+                synced = true;
+                out.onNext(ApiMapper.syncedEvent());
             }
-            if (!page.more()) {
+        }
+        while (synced && budget > 0 && out.isReady()) {
+            WatchFanout.Delivery delivery = queue.poll();
+            if (delivery == null) {
                 return;
             }
-            SandboxRecord last = page.sandboxes().getLast();
-            after = Optional.of(new SandboxKey(last.workspace(), last.name()));
+            queued.decrementAndGet();
+            budget--;
+            if (isNew(delivery.change())) {
+                out.onNext(delivery.encoded());
+            }
         }
     }
 
@@ -198,16 +256,13 @@ final class WatchStream {
         return true;
     }
 
-    private void send(WatchSandboxesResponse response) throws InterruptedException {
-        while (!out.isReady() && !ended()) {
-            ready.acquire();
+    private void end(RuntimeException e) {
+        ended = true;
+        fanout.remove(this);
+        queue.clear();
+        if (cancelled) {
+            return;
         }
-        if (!ended()) {
-            out.onNext(response);
-        }
-    }
-
-    private void fail(RuntimeException e) {
         try {
             out.onError(ErrorMapper.toStatusException(e));
         } catch (RuntimeException closed) {

@@ -31,6 +31,8 @@ public final class GatewayServer implements AutoCloseable {
     public static final Duration DRAIN = Duration.ofSeconds(5);
 
     private static final Logger log = LoggerFactory.getLogger(GatewayServer.class);
+    /** Threads that send on every watch stream, whatever their number. */
+    private static final int WATCH_THREADS = Math.max(2, Runtime.getRuntime().availableProcessors());
 
     private final Server server;
     private final HealthStatusManager health;
@@ -54,14 +56,14 @@ public final class GatewayServer implements AutoCloseable {
     /**
      * Starts a server from {@code builder}, which this sets to {@code directExecutor()}: gRPC's callbacks run on the
      * transport's threads, and every service registered here returns at once. The SandboxService hands each call's work
-     * to a thread of its own ({@code sandgate-call-*}) and each watch to another ({@code sandgate-watch-*}); health
-     * checks and reflection answer in place. With gRPC's default executor instead, every call passed between threads
+     * to a thread of its own ({@code sandgate-call-*}), and every watch stream sends on a small pool ({@code
+     * sandgate-watch-*}); health checks and reflection answer in place. With gRPC's default executor instead, every call passed between threads
      * at each of its callbacks (and once more when it closed).
      */
     public static GatewayServer start(Gateway gateway, ServerBuilder<?> builder) {
         requireNonNull(gateway, "gateway is null");
         ExecutorService calls = Executors.newCachedThreadPool(daemons("sandgate-call-"));
-        ExecutorService watchers = Executors.newCachedThreadPool(daemons("sandgate-watch-"));
+        ExecutorService watchers = Executors.newFixedThreadPool(WATCH_THREADS, daemons("sandgate-watch-"));
         HealthStatusManager health = new HealthStatusManager();
         SandboxServiceImpl service = new SandboxServiceImpl(gateway.lifecycle(), DEFAULT_WAIT, calls, watchers);
         Server server = builder.directExecutor()
@@ -134,5 +136,6 @@ public final class GatewayServer implements AutoCloseable {
         }
         calls.shutdownNow();
         watchers.shutdownNow();
+        service.close();
     }
 }

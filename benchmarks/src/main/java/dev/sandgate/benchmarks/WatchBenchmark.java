@@ -1,0 +1,351 @@
+package dev.sandgate.benchmarks;
+
+import com.google.protobuf.Timestamp;
+import dev.sandgate.api.v1.SandboxServiceGrpc;
+import dev.sandgate.api.v1.WatchEventType;
+import dev.sandgate.api.v1.WatchSandboxesRequest;
+import dev.sandgate.api.v1.WatchSandboxesResponse;
+import io.grpc.ManagedChannel;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientResponseObserver;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The watch fan-out benchmark: a gateway in this JVM on the reference driver (as {@link GatewayBenchmark} starts it),
+ * {@code W} watch streams over all sandboxes, and lifecycle calls (create, stop, start, delete of distinct sandboxes)
+ * paced at a fixed rate from 16 clients. For each number of watchers, in one run: the lifecycle calls' latency, and
+ * every event's delay from the observation time the gateway stamped on it (its commit) to its arrival at the watcher,
+ * in this JVM's clock. The row with 0 watchers is the same run's floor. Prints a markdown table.
+ */
+public final class WatchBenchmark {
+    static final String USAGE = """
+            Usage: WatchBenchmark [--watchers 0,10,100,1000] [--rate 200] [--seconds 10] [--channels 8] [--smoke]
+              --watchers  comma-separated numbers of concurrent watch streams, one measured phase each
+              --rate      lifecycle calls per second, in aggregate (16 clients)
+              --seconds   how long each phase offers calls
+              --channels  client channels the watch streams are spread over
+              --smoke     0,10 watchers, 40 calls/s for 2 s: a check that the tool works
+            """;
+
+    private static final int CLIENTS = 16;
+
+    record Settings(List<Integer> watchers, double rate, int seconds, int channels) {
+        static Settings parse(String... args) {
+            List<Integer> watchers = List.of(0, 10, 100, 1000);
+            double rate = 200;
+            int seconds = 10;
+            int channels = 8;
+            for (int i = 0; i < args.length; i++) {
+                String value = i + 1 < args.length ? args[i + 1] : null;
+                switch (args[i]) {
+                    case "--watchers" -> {
+                        watchers = Arrays.stream(need(args[i], value).split(","))
+                                .map(String::trim)
+                                .map(Integer::parseInt)
+                                .toList();
+                        i++;
+                    }
+                    case "--rate" -> {
+                        rate = Double.parseDouble(need(args[i], value));
+                        i++;
+                    }
+                    case "--seconds" -> {
+                        seconds = Integer.parseInt(need(args[i], value));
+                        i++;
+                    }
+                    case "--channels" -> {
+                        channels = Integer.parseInt(need(args[i], value));
+                        i++;
+                    }
+                    case "--smoke" -> {
+                        watchers = List.of(0, 10);
+                        rate = 40;
+                        seconds = 2;
+                    }
+                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
+                }
+            }
+            if (watchers.isEmpty() || watchers.stream().anyMatch(w -> w < 0 || w > 5000)) {
+                throw new IllegalArgumentException("--watchers: each between 0 and 5000");
+            }
+            if (!(rate > 0 && rate <= 5000) || seconds < 1 || seconds > 300 || channels < 1 || channels > 64) {
+                throw new IllegalArgumentException("--rate in (0, 5000], --seconds in [1, 300], --channels in [1, 64]");
+            }
+            return new Settings(watchers, rate, seconds, channels);
+        }
+
+        private static String need(String option, String value) {
+            if (value == null) {
+                throw new IllegalArgumentException(option + " needs a value");
+            }
+            return value;
+        }
+    }
+
+    /** One phase's figures. */
+    record Row(
+            int watchers,
+            int calls,
+            long callErrors,
+            double opsPerSecond,
+            double callP50,
+            double callP99,
+            long events,
+            long expectedEvents,
+            double delayP50,
+            double delayP99,
+            double delayMax,
+            int overflowed,
+            int liveThreads) {}
+
+    public static void main(String[] args) throws Exception {
+        if (List.of(args).contains("--help")) {
+            System.out.print(USAGE);
+            return;
+        }
+        Settings settings;
+        try {
+            settings = Settings.parse(args);
+        } catch (IllegalArgumentException e) {
+            System.err.println("error: " + e.getMessage());
+            System.err.print(USAGE);
+            System.exit(2);
+            return;
+        }
+        List<Row> rows = run(settings);
+        System.out.print(markdown(settings, rows));
+        System.exit(rows.stream().anyMatch(r -> r.callErrors() > 0 || r.overflowed() > 0) ? 1 : 0);
+    }
+
+    static List<Row> run(Settings settings) throws IOException, InterruptedException {
+        Path work = Files.createTempDirectory("sandgate-bench-watch-");
+        System.setProperty("sandgate.bench.log", work.resolve("gateway.log").toString());
+        if (System.getProperty("logback.configurationFile") == null) {
+            System.setProperty("logback.configurationFile", "sandgate-bench-logback.xml");
+        }
+        Path driverDirectory = Files.isWritable(Path.of("/dev/shm"))
+                ? Files.createTempDirectory(Path.of("/dev/shm"), "sandgate-bench-watch-")
+                : work.resolve("reference");
+        try (BenchGateway gateway =
+                BenchGateway.start(work.resolve("data"), driverDirectory, Duration.ofSeconds(1), "NORMAL")) {
+            List<ManagedChannel> channels = new ArrayList<>();
+            for (int i = 0; i < settings.channels(); i++) {
+                channels.add(NettyChannelBuilder.forAddress(
+                                new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
+                        .usePlaintext()
+                        .build());
+            }
+            try {
+                LifecycleClient lifecycle = new LifecycleClient(channels.getFirst(), Duration.ofSeconds(30), "busybox");
+                phase(settings, 0, lifecycle, channels, "warm-up"); // not reported
+                List<Row> rows = new ArrayList<>();
+                for (int watchers : settings.watchers()) {
+                    rows.add(phase(settings, watchers, lifecycle, channels, "w" + watchers));
+                }
+                return rows;
+            } finally {
+                for (ManagedChannel channel : channels) {
+                    channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+                }
+            }
+        } finally {
+            Trees.delete(work);
+            if (Files.exists(driverDirectory)) {
+                Trees.delete(driverDirectory);
+            }
+        }
+    }
+
+    private static Row phase(
+            Settings settings, int count, LifecycleClient lifecycle, List<ManagedChannel> channels, String workspace)
+            throws InterruptedException {
+        System.err.println("[bench] " + count + " watchers, " + (long) settings.rate() + " calls/s for "
+                + settings.seconds() + " s");
+        List<Watcher> watchers = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            watchers.add(new Watcher(
+                    SandboxServiceGrpc.newStub(channels.get(i % channels.size())), workspace, settings.seconds()));
+        }
+        for (Watcher watcher : watchers) {
+            watcher.awaitSynced();
+        }
+        int calls = (int) (settings.rate() * settings.seconds());
+        int perClient = Math.max(1, calls / CLIENTS / 4) * 4;
+        String[] ids = new String[CLIENTS];
+        AtomicInteger sequence = new AtomicInteger();
+        ClosedLoop.Outcome outcome = ClosedLoop.paced(
+                CLIENTS, perClient, Duration.ofSeconds(settings.seconds() * 3L), settings.rate(), (client, index) -> {
+                    switch (index % 4) {
+                        case 0 -> ids[client] = lifecycle.create(workspace, "s" + sequence.incrementAndGet());
+                        case 1 -> lifecycle.stop(ids[client]);
+                        case 2 -> lifecycle.start(ids[client]);
+                        default -> lifecycle.delete(ids[client]);
+                    }
+                });
+        int liveThreads = Thread.activeCount();
+        // Each committed lifecycle call produces at least one event for every watcher of its workspace.
+        long made = outcome.latencies().count();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (System.nanoTime() < deadline && watchers.stream().anyMatch(w -> w.received.get() < made && !w.ended())) {
+            Thread.sleep(20);
+        }
+        long events = 0;
+        int overflowed = 0;
+        List<long[]> delays = new ArrayList<>();
+        for (Watcher watcher : watchers) {
+            watcher.close();
+            events += watcher.received.get();
+            overflowed += watcher.ended() ? 1 : 0;
+            delays.add(watcher.delays());
+        }
+        Latencies delay =
+                new Latencies(delays.stream().flatMapToLong(Arrays::stream).toArray());
+        return new Row(
+                count,
+                outcome.latencies().count(),
+                outcome.errors(),
+                outcome.throughputPerSecond(),
+                outcome.latencies().percentileMillis(50),
+                outcome.latencies().percentileMillis(99),
+                events,
+                made * count,
+                delay.percentileMillis(50),
+                delay.percentileMillis(99),
+                delay.maxMillis(),
+                overflowed,
+                liveThreads);
+    }
+
+    /** One watch stream: counts the events after SYNCED and keeps each one's delay. */
+    private static final class Watcher
+            implements ClientResponseObserver<WatchSandboxesRequest, WatchSandboxesResponse> {
+        final AtomicInteger received = new AtomicInteger();
+        private final CountDownLatch synced = new CountDownLatch(1);
+        private final long[] delays;
+        private final AtomicLong stored = new AtomicLong();
+        private volatile boolean ended;
+        private volatile ClientCallStreamObserver<WatchSandboxesRequest> call;
+
+        Watcher(SandboxServiceGrpc.SandboxServiceStub stub, String workspace, int seconds) {
+            this.delays = new long[Math.max(1024, seconds * 4096)];
+            stub.watchSandboxes(
+                    WatchSandboxesRequest.newBuilder().setWorkspace(workspace).build(), this);
+        }
+
+        @Override
+        public void beforeStart(ClientCallStreamObserver<WatchSandboxesRequest> requestStream) {
+            call = requestStream;
+        }
+
+        @Override
+        public void onNext(WatchSandboxesResponse event) {
+            if (event.getType() == WatchEventType.SYNCED) {
+                synced.countDown();
+                return;
+            }
+            if (event.getType() == WatchEventType.SNAPSHOT) {
+                return;
+            }
+            Instant now = Instant.now();
+            Timestamp at = event.getObservation().getObserveTime();
+            long delay = (now.getEpochSecond() - at.getSeconds()) * 1_000_000_000L + now.getNano() - at.getNanos();
+            long slot = stored.getAndIncrement();
+            if (slot < delays.length) {
+                delays[(int) slot] = Math.max(0, delay);
+            }
+            received.incrementAndGet();
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            ended = true;
+            synced.countDown();
+        }
+
+        @Override
+        public void onCompleted() {
+            ended = true;
+        }
+
+        boolean ended() {
+            return ended;
+        }
+
+        void awaitSynced() throws InterruptedException {
+            if (!synced.await(60, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("a watch did not sync within 60 s");
+            }
+        }
+
+        long[] delays() {
+            return Arrays.copyOf(delays, (int) Math.min(stored.get(), delays.length));
+        }
+
+        void close() {
+            if (call != null) {
+                call.cancel("benchmark phase over", null);
+            }
+        }
+    }
+
+    static String markdown(Settings settings, List<Row> rows) {
+        StringBuilder out = new StringBuilder();
+        out.append(String.format(
+                Locale.ROOT,
+                "Watch fan-out: lifecycle calls paced at %d/s from %d clients for %d s; watch streams over %d"
+                        + " channels; %d processors%n%n",
+                (long) settings.rate(),
+                CLIENTS,
+                settings.seconds(),
+                settings.channels(),
+                Runtime.getRuntime().availableProcessors()));
+        out.append("| watchers | calls | errors | ops/s | call p50 ms | call p99 ms | call p99 / 0 watchers"
+                + " | events | expected at least | event delay p50 ms | p99 ms | max ms | overflowed"
+                + " | live threads |\n");
+        out.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+        double floor = rows.stream()
+                .filter(r -> r.watchers() == 0)
+                .mapToDouble(Row::callP99)
+                .findFirst()
+                .orElse(Double.NaN);
+        for (Row r : rows) {
+            out.append(String.format(
+                    Locale.ROOT,
+                    "| %d | %d | %d | %.0f | %.2f | %.2f | %.2f | %d | %d | %s | %s | %s | %d | %d |%n",
+                    r.watchers(),
+                    r.calls(),
+                    r.callErrors(),
+                    r.opsPerSecond(),
+                    r.callP50(),
+                    r.callP99(),
+                    r.callP99() / floor,
+                    r.events(),
+                    r.expectedEvents(),
+                    millis(r.delayP50()),
+                    millis(r.delayP99()),
+                    millis(r.delayMax()),
+                    r.overflowed(),
+                    r.liveThreads()));
+        }
+        return out.toString();
+    }
+
+    private static String millis(double value) {
+        return Double.isNaN(value) ? "n/a" : String.format(Locale.ROOT, "%.2f", value);
+    }
+}

@@ -1,0 +1,145 @@
+package dev.sandgate.gateway.grpc;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.sandgate.api.v1.SandboxServiceGrpc;
+import dev.sandgate.api.v1.WatchSandboxesRequest;
+import dev.sandgate.api.v1.WatchSandboxesResponse;
+import io.grpc.Drainable;
+import io.grpc.KnownLength;
+import io.grpc.MethodDescriptor;
+import io.grpc.ServerMethodDefinition;
+import io.grpc.ServerServiceDefinition;
+import io.grpc.ServiceDescriptor;
+import io.grpc.protobuf.ProtoUtils;
+import io.grpc.stub.ServerCallStreamObserver;
+import io.grpc.stub.ServerCalls;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+
+/**
+ * How watch events reach the wire: an event shared by many streams is serialized once ({@link Encoded}) and each
+ * stream writes those bytes as they are. The WatchSandboxes method is bound with a response marshaller that accepts
+ * either an {@link Encoded} event or a {@link WatchSandboxesResponse} (snapshot events, which belong to one stream);
+ * clients see the ordinary {@code sandgate.v1} wire format.
+ */
+final class WatchWire {
+    private static final MethodDescriptor.Marshaller<WatchSandboxesResponse> PROTO =
+            ProtoUtils.marshaller(WatchSandboxesResponse.getDefaultInstance());
+
+    /** The WatchSandboxes method as bound here: same name, type and request marshaller as the generated one. */
+    static final MethodDescriptor<WatchSandboxesRequest, Object> METHOD =
+            SandboxServiceGrpc.getWatchSandboxesMethod().toBuilder(
+                            SandboxServiceGrpc.getWatchSandboxesMethod().getRequestMarshaller(), new EventMarshaller())
+                    .build();
+
+    private WatchWire() {}
+
+    /** An event serialized once, written as it is to every stream that sends it. */
+    record Encoded(byte[] bytes) {
+        Encoded {
+            requireNonNull(bytes, "bytes is null");
+        }
+
+        static Encoded of(WatchSandboxesResponse event) {
+            return new Encoded(event.toByteArray());
+        }
+
+        WatchSandboxesResponse decode() {
+            try {
+                return WatchSandboxesResponse.parseFrom(bytes);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+
+    /** What a watch stream sends: an {@link Encoded} event or a {@link WatchSandboxesResponse}. */
+    interface Sink {
+        void watch(WatchSandboxesRequest request, ServerCallStreamObserver<Object> out);
+    }
+
+    /**
+     * The service definition of {@code service} with WatchSandboxes bound to {@link #METHOD}, calling {@code watch}.
+     * Every other method, and the schema descriptor (for reflection), are the generated ones.
+     */
+    static ServerServiceDefinition bind(ServerServiceDefinition service, Sink watch) {
+        ServiceDescriptor generated = service.getServiceDescriptor();
+        ServiceDescriptor.Builder descriptor =
+                ServiceDescriptor.newBuilder(generated.getName()).setSchemaDescriptor(generated.getSchemaDescriptor());
+        for (MethodDescriptor<?, ?> method : generated.getMethods()) {
+            descriptor.addMethod(isWatch(method) ? METHOD : method);
+        }
+        ServerServiceDefinition.Builder bound = ServerServiceDefinition.builder(descriptor.build());
+        for (ServerMethodDefinition<?, ?> method : service.getMethods()) {
+            if (!isWatch(method.getMethodDescriptor())) {
+                bound.addMethod(method);
+            }
+        }
+        bound.addMethod(
+                METHOD,
+                ServerCalls.asyncServerStreamingCall(
+                        (request, out) -> watch.watch(request, (ServerCallStreamObserver<Object>) out)));
+        return bound.build();
+    }
+
+    private static boolean isWatch(MethodDescriptor<?, ?> method) {
+        return method.getFullMethodName().equals(METHOD.getFullMethodName());
+    }
+
+    private static final class EventMarshaller implements MethodDescriptor.Marshaller<Object> {
+        @Override
+        public InputStream stream(Object value) {
+            if (value instanceof Encoded encoded) {
+                return new BytesStream(encoded.bytes());
+            }
+            return PROTO.stream((WatchSandboxesResponse) value);
+        }
+
+        @Override
+        public Object parse(InputStream stream) {
+            return PROTO.parse(stream);
+        }
+    }
+
+    /** The bytes of an encoded event, drained into gRPC's buffer without a copy through read(). */
+    private static final class BytesStream extends InputStream implements KnownLength, Drainable {
+        private final byte[] bytes;
+        private int position;
+
+        BytesStream(byte[] bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public int drainTo(OutputStream target) throws IOException {
+            int length = bytes.length - position;
+            target.write(bytes, position, length);
+            position = bytes.length;
+            return length;
+        }
+
+        @Override
+        public int read() {
+            return position < bytes.length ? bytes[position++] & 0xff : -1;
+        }
+
+        @Override
+        public int read(byte[] buffer, int offset, int length) {
+            if (position >= bytes.length) {
+                return -1;
+            }
+            int count = Math.min(length, bytes.length - position);
+            System.arraycopy(bytes, position, buffer, offset, count);
+            position += count;
+            return count;
+        }
+
+        @Override
+        public int available() {
+            return bytes.length - position;
+        }
+    }
+}
