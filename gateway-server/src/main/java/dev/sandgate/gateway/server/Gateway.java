@@ -69,8 +69,11 @@ public final class Gateway implements AutoCloseable {
     public static Gateway open(GatewayConfig config) {
         // Selected (availability and settings checked) before the data directory is touched, so that a start
         // refused for its driver leaves nothing behind.
-        ComputeDriverProvider provider =
+        DriverSelector.Selection selection =
                 DriverSelector.select(config.driverName(), config.driverConfig(), Gateway.class.getClassLoader());
+        ComputeDriverProvider provider = selection.provider();
+        log.info("driver {} selected: {}", provider.name(), selection.reason());
+        selection.skipped().forEach(skipped -> log.info("driver not selected: {}", skipped));
         return open(config, Clock.systemUTC(), (gatewayId, clock) -> {
             try {
                 return new NamedDriver(

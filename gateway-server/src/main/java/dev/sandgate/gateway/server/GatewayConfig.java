@@ -31,7 +31,7 @@ import java.util.stream.Collectors;
  * @param listenHost the address to listen on
  * @param listenPort the port to listen on (0: any free port)
  * @param dataDir the data directory (SQLite store, token keys, lock file)
- * @param driverName the driver to use; empty: the available driver with the highest priority
+ * @param driverName the driver to use; empty: the available driver with the highest priority above 0
  * @param driverProperties settings passed to the driver unchanged ({@code docker.host}, {@code reference.directory})
  * @param tokenKeyFile the execution-token key file
  * @param gatewayId this gateway's id for drivers; empty: generated once and kept in the store
@@ -318,7 +318,8 @@ public record GatewayConfig(
                   --listen HOST:PORT         address to serve on (default 127.0.0.1:7443; port 0 picks a free port)
                   --data-dir DIR             SQLite store, token keys and lock file (default ~/.sandgate/data)
                   --driver NAME              compute driver to use (default: the available driver with the highest
-                                             priority; when none is available the error lists every candidate)
+                                             priority above 0; the reference driver only by name; when none is
+                                             available the error lists every candidate)
                   --driver-property KEY=VALUE
                                              a driver setting, repeatable (e.g. reference.directory=/var/sandboxes);
                                              environment: SANDGATE_DRIVER_PROPERTY_<KEY> with '.' written as '_'
