@@ -109,10 +109,12 @@ public final class Gateway implements AutoCloseable {
         try {
             createPrivateDirectory(dataDir);
             channel = openLockFile(dataDir.resolve(LOCK_FILE));
-            lock = channel.tryLock();
+            lock = LockHolder.tryLock(channel);
             if (lock == null) {
-                throw new ConfigException("another gateway is using the data directory " + dataDir);
+                throw new ConfigException("another gateway (" + LockHolder.describe(dataDir.resolve(LOCK_FILE))
+                        + ") is using the data directory " + dataDir);
             }
+            LockHolder.write(channel);
             keepStorePrivate(dataDir);
             store = new SqliteStore(dataDir.resolve(DATABASE_FILE), config.storeSynchronous());
             String gatewayId = gatewayId(store, config.gatewayId());
