@@ -79,9 +79,15 @@ public record GatewayConfig(
             "fault-point",
             "ready-file");
 
-    /** Read by bin/sandgate-gateway, bin/sandgate and the scripts, not by the gateway. */
-    private static final Set<String> OTHER_TOOLS_VARIABLES =
-            Set.of("SANDGATE_HOME", "SANDGATE_TARGET", "SANDGATE_CLI_OPTS", "SANDGATE_RUN_DIR");
+    /** Read by bin/sandgate-gateway, bin/sandgate and the scripts (which export some), not by the gateway. */
+    private static final Set<String> OTHER_TOOLS_VARIABLES = Set.of(
+            "SANDGATE_HOME",
+            "SANDGATE_TARGET",
+            "SANDGATE_CLI_OPTS",
+            "SANDGATE_ROOT",
+            "SANDGATE_RUN_DIR",
+            "SANDGATE_REQUIRE_ENGINES",
+            "SANDGATE_SKIP_ENGINES");
 
     public GatewayConfig {
         requireNonNull(listenHost, "listenHost is null");
