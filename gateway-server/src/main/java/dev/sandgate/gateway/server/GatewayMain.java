@@ -103,10 +103,12 @@ public final class GatewayMain {
             return 2;
         } catch (UncheckedIOException | StoreException e) {
             // The data directory or the store: the message says which and why; a stack trace would add nothing.
-            err.println(PROGRAM + "the gateway could not start: " + e.getMessage()
+            String why = e.getMessage()
                     + (e.getCause() != null && e instanceof StoreException
                             ? ": " + ListenProbe.rootMessage(e.getCause())
-                            : ""));
+                            : "");
+            log.error("the gateway could not start: {}", why);
+            err.println(PROGRAM + "the gateway could not start: " + why);
             return 1;
         } catch (RuntimeException e) {
             log.error("the gateway could not start", e);
