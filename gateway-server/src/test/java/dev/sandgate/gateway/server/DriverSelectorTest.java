@@ -15,6 +15,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class DriverSelectorTest {
     @TempDir
     Path services;
 
-    ClassLoader withEngine;
+    URLClassLoader withEngine;
 
     /** A driver of an engine: available when {@code engine.up} is {@code true}. */
     public static final class Engine implements ComputeDriverProvider {
@@ -64,6 +65,11 @@ class DriverSelectorTest {
         Files.createDirectories(file.getParent());
         Files.writeString(file, Engine.class.getName() + "\n");
         withEngine = new URLClassLoader(new URL[] {services.toUri().toURL()}, LOADER);
+    }
+
+    @AfterEach
+    void closeLoader() throws IOException {
+        withEngine.close();
     }
 
     @Test
