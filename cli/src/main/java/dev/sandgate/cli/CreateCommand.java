@@ -68,10 +68,17 @@ final class CreateCommand extends MutatingCommand {
             names = "--memory",
             paramLabel = "SIZE",
             converter = Sizes.Converter.class,
-            description = "Requested memory, e.g. 512Mi or 2G.")
+            description = "Memory to reserve, e.g. 512Mi or 2G: a request, not a limit (the kubernetes driver schedules"
+                    + " by it; docker, podman and vm ignore it). To limit memory, set static.memory_limit_bytes in"
+                    + " the policy.")
     long memoryBytes;
 
-    @Option(names = "--milli-cpus", paramLabel = "N", description = "Requested CPU in thousandths of a core.")
+    @Option(
+            names = "--milli-cpus",
+            paramLabel = "N",
+            description =
+                    "CPU to reserve, in thousandths of a core: a request, not a limit (as --memory). To limit CPU,"
+                            + " set static.cpu_limit_millis in the policy.")
     long milliCpus;
 
     @ArgGroup(exclusive = true)
@@ -119,6 +126,12 @@ final class CreateCommand extends MutatingCommand {
                 .setWaitUntilReady(waitUntilReady);
         if (policy != null || policyMode != null) {
             request.setPolicy(policyInput);
+        }
+        if ((memoryBytes > 0 || milliCpus > 0) && policy == null) {
+            session.printer()
+                    .note("note: --memory and --milli-cpus are requests, not limits (only the kubernetes driver uses"
+                            + " them); a policy's static.memory_limit_bytes and static.cpu_limit_millis limit a"
+                            + " sandbox");
         }
         CreateSandboxResponse response = session.stub().createSandbox(request.build());
         if (session.printer().json()) {

@@ -16,6 +16,8 @@ import com.google.rpc.RetryInfo;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
+import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 
 /** Turns a gRPC error into what a person (or, with {@code --json}, a program) needs: code, reason, field. */
@@ -48,42 +50,106 @@ final class RpcErrors {
         }
         text.append('\n');
         com.google.rpc.Status details = StatusProto.fromThrowable(error);
-        boolean answered = false;
         if (details != null) {
             boolean fieldViolations = details.getDetailsList().stream().anyMatch(d -> d.is(BadRequest.class));
             for (Any detail : details.getDetailsList()) {
                 appendDetail(text, detail, fieldViolations);
-                answered |= detail.is(ErrorInfo.class);
             }
         }
-        switch (status.getCode()) {
-            // Only when no gateway said why (it would have given a reason, e.g. GATEWAY_SHUTTING_DOWN).
-            case UNAVAILABLE -> {
-                if (!answered) {
-                    text.append("  is a gateway listening on ")
-                            .append(target)
-                            .append("? (--target or SANDGATE_TARGET)\n");
-                }
-            }
-            case DEADLINE_EXCEEDED -> text.append("  the call took longer than --timeout allows\n");
-            default -> {}
+        connectionHint(error, target)
+                .ifPresent(hint -> text.append("  ").append(hint).append('\n'));
+        if (status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+            text.append("  the call took longer than --timeout allows\n");
         }
         if (requestId != null) {
-            text.append("  request id: ")
-                    .append(requestId)
-                    .append(" (look the outcome up with: sandgate operation get ")
-                    .append(requestId)
-                    .append(")\n");
+            text.append("  request id: ").append(requestId);
+            switch (record(error)) {
+                case RECORDED ->
+                    text.append(" (look the outcome up with: sandgate operation get ")
+                            .append(requestId)
+                            .append(')');
+                case UNKNOWN ->
+                    text.append(" (if the gateway received the call, look the outcome up with: sandgate"
+                                    + " operation get ")
+                            .append(requestId)
+                            .append(')');
+                case NOT_RECORDED -> text.append(" (not recorded: the gateway did nothing with it)");
+            }
+            text.append('\n');
         }
         return text.toString();
     }
 
     /**
-     * The error as a google.rpc.Status in JSON, details included; the request_id of a mutating call ({@code
-     * requestId}; null for a read) is added as a google.rpc.RequestInfo detail, so that the output stays one JSON
-     * document.
+     * The error reasons whose request the gateway records, so that GetOperation finds it (docs/api.md, "Idempotent
+     * requests"): definitive failures, and a pending transition (recorded, its result follows). Bad input, a busy
+     * sandbox, a reused request id and an unreachable driver are not recorded.
      */
-    static String json(StatusRuntimeException error, String requestId) {
+    private static final Set<String> RECORDED_REASONS = Set.of(
+            "SANDBOX_NOT_FOUND",
+            "SANDBOX_ALREADY_EXISTS",
+            "SANDBOX_ID_MISMATCH",
+            "STALE_EXECUTION",
+            "EXECUTION_TOKEN_INVALID",
+            "POLICY_FROZEN",
+            "STATIC_POLICY_CHANGE_REQUIRES_STOP",
+            "REVISION_MISMATCH",
+            "DRIVER_CAPABILITY_MISSING",
+            "RUNTIME_MISSING",
+            "RUNTIME_CONFLICT",
+            "RUNTIME_ALREADY_EXISTS",
+            "DRIVER_INTERNAL",
+            "TRANSITION_PENDING");
+
+    /** Whether a mutating call's request is recorded by the gateway. */
+    enum Record {
+        RECORDED,
+        NOT_RECORDED,
+        /** No gateway answered (deadline, connection lost): it may have received and recorded the call. */
+        UNKNOWN
+    }
+
+    static Record record(StatusRuntimeException error) {
+        Optional<String> reason = reason(error);
+        if (reason.isEmpty()) {
+            return Record.UNKNOWN;
+        }
+        return RECORDED_REASONS.contains(reason.get()) ? Record.RECORDED : Record.NOT_RECORDED;
+    }
+
+    /** The ErrorInfo reason, present when a Sandgate gateway answered. */
+    private static Optional<String> reason(StatusRuntimeException error) {
+        com.google.rpc.Status details = StatusProto.fromThrowable(error);
+        if (details == null) {
+            return Optional.empty();
+        }
+        for (Any detail : details.getDetailsList()) {
+            if (detail.is(ErrorInfo.class)) {
+                try {
+                    return Optional.of(detail.unpack(ErrorInfo.class).getReason());
+                } catch (InvalidProtocolBufferException e) {
+                    return Optional.empty();
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** For UNAVAILABLE that no gateway explained (it would have given a reason, e.g. GATEWAY_SHUTTING_DOWN). */
+    private static Optional<String> connectionHint(StatusRuntimeException error, String target) {
+        if (error.getStatus().getCode() != Status.Code.UNAVAILABLE
+                || reason(error).isPresent()) {
+            return Optional.empty();
+        }
+        return Optional.of("is a gateway listening on " + target + "? (--target or SANDGATE_TARGET)");
+    }
+
+    /**
+     * The error as a google.rpc.Status in JSON, details included; the request_id of a mutating call ({@code
+     * requestId}; null for a read) is added as a google.rpc.RequestInfo detail, and the hint for an unreachable
+     * gateway as a google.rpc.LocalizedMessage, so that the output stays one JSON document.
+     */
+    static String json(StatusRuntimeException error, String target, String requestId) {
         com.google.rpc.Status details = StatusProto.fromThrowable(error);
         if (details == null) {
             details = com.google.rpc.Status.newBuilder()
@@ -95,6 +161,15 @@ final class RpcErrors {
             details = details.toBuilder()
                     .addDetails(Any.pack(
                             RequestInfo.newBuilder().setRequestId(requestId).build()))
+                    .build();
+        }
+        Optional<String> hint = connectionHint(error, target);
+        if (hint.isPresent()) {
+            details = details.toBuilder()
+                    .addDetails(Any.pack(LocalizedMessage.newBuilder()
+                            .setLocale("en")
+                            .setMessage(hint.get())
+                            .build()))
                     .build();
         }
         return Printer.toJson(JsonFormat.printer().usingTypeRegistry(DETAIL_TYPES), details) + "\n";

@@ -110,6 +110,7 @@ public final class SandgateCli implements Runnable {
                 .setOut(out)
                 .setErr(err)
                 .setCaseInsensitiveEnumValuesAllowed(true)
+                .setParameterExceptionHandler(SandgateCli::usageError)
                 .setExecutionExceptionHandler((exception, line, parseResult) -> cli.report(exception));
         int status = commandLine.execute(args);
         out.flush();
@@ -122,7 +123,9 @@ public final class SandgateCli implements Runnable {
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "a command is required");
+        throw new ParameterException(
+                spec.commandLine(),
+                "a command is required: " + String.join(", ", spec.subcommands().keySet()));
     }
 
     /**
@@ -156,7 +159,7 @@ public final class SandgateCli implements Runnable {
         if (exception instanceof StatusRuntimeException rpcError) {
             err.print(
                     json
-                            ? RpcErrors.json(rpcError, requestId)
+                            ? RpcErrors.json(rpcError, Targets.parse(target), requestId)
                             : RpcErrors.describe(rpcError, Targets.parse(target), requestId));
             err.flush();
             return EXIT_RPC_ERROR;
@@ -167,6 +170,20 @@ public final class SandgateCli implements Runnable {
             return EXIT_USAGE;
         }
         throw exception;
+    }
+
+    /**
+     * A usage error: the error, picocli's suggestions for a misspelt option or command, and where the usage is, not
+     * the whole usage (which buried the error).
+     */
+    private static int usageError(ParameterException error, String[] args) {
+        CommandLine command = error.getCommandLine();
+        PrintWriter err = command.getErr();
+        err.println(error.getMessage());
+        CommandLine.UnmatchedArgumentException.printSuggestions(error, err);
+        err.println("Run '" + command.getCommandSpec().qualifiedName() + " --help' for its usage.");
+        err.flush();
+        return EXIT_USAGE;
     }
 
     static ManagedChannel plaintextChannel(String target) {

@@ -721,7 +721,7 @@ class SandgateCliTest {
             Result result = sandgate("policy", "update", "-w", "demo", "-n", "hello");
 
             assertThat(result.status()).isEqualTo(2);
-            assertThat(result.err()).contains("--document", "--file");
+            assertThat(result.err()).contains("--policy", "--file");
         }
 
         @Test
@@ -730,8 +730,7 @@ class SandgateCliTest {
 
             assertThat(result.status()).isEqualTo(2);
             assertThat(result.err())
-                    .startsWith("a command is required: get or update\n")
-                    .contains("Usage: sandgate policy", "get", "update");
+                    .isEqualTo("a command is required: get or update\nRun 'sandgate policy --help' for its usage.\n");
         }
 
         @Test
@@ -840,7 +839,7 @@ class SandgateCliTest {
                             error: INVALID_ARGUMENT: precondition.expected_execution_token: is not an execution token
                               reason: INVALID_FIELD (sandgate.dev)
                               field: precondition.expected_execution_token: is not an execution token
-                              request id: r-1 (look the outcome up with: sandgate operation get r-1)
+                              request id: r-1 (not recorded: the gateway did nothing with it)
                             """);
         }
 
@@ -888,7 +887,8 @@ class SandgateCliTest {
             assertThat(result.err()).isEqualTo("""
                             error: DEADLINE_EXCEEDED: deadline exceeded after 0.15s
                               the call took longer than --timeout allows
-                              request id: %s (look the outcome up with: sandgate operation get %s)
+                              request id: %s (if the gateway received the call, look the outcome up with: \
+                            sandgate operation get %s)
                             """.formatted(requestId, requestId));
         }
 
@@ -1105,6 +1105,88 @@ class SandgateCliTest {
             assertThat(result.status()).isZero();
             assertThat(result.out())
                     .contains("create", "get", "list", "stop", "start", "delete", "watch", "policy", "operation");
+        }
+    }
+
+    /** What the client says around an error: hints, pointers and notes (issue 26, operator frictions). */
+    @Nested
+    class Hints {
+        private Status.Code failWith(Status.Code code, String reason) {
+            gateway.failNextCall(StatusProto.toStatusRuntimeException(com.google.rpc.Status.newBuilder()
+                    .setCode(code.value())
+                    .setMessage("refused")
+                    .addDetails(Any.pack(ErrorInfo.newBuilder()
+                            .setReason(reason)
+                            .setDomain("sandgate.dev")
+                            .build()))
+                    .build()));
+            return code;
+        }
+
+        @Test
+        void aUsageErrorIsTheErrorAndAPointerToHelpNotTheWholeUsage() {
+            Result result = sandgate("create", "-w", "demo", "--image", "busybox");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).doesNotContain("Usage:");
+            assertThat(result.err().lines().toList())
+                    .containsExactly(
+                            "Missing required option: '--name=NAME'", "Run 'sandgate create --help' for its usage.");
+        }
+
+        @Test
+        void theOperationHintIsGivenOnlyForErrorsTheGatewayRecords() {
+            failWith(Status.Code.INVALID_ARGUMENT, "INVALID_FIELD");
+            Result invalid = sandgate("create", "-w", "demo", "-n", "x", "--image", "busybox", "--request-id", "r-1");
+            failWith(Status.Code.DEADLINE_EXCEEDED, "SANDBOX_BUSY");
+            Result busy = sandgate("create", "-w", "demo", "-n", "x", "--image", "busybox", "--request-id", "r-2");
+            failWith(Status.Code.NOT_FOUND, "SANDBOX_NOT_FOUND");
+            Result notFound = sandgate("stop", "-w", "demo", "-n", "x", "--request-id", "r-3");
+            failWith(Status.Code.UNAVAILABLE, "TRANSITION_PENDING");
+            Result pending = sandgate("stop", "-w", "demo", "-n", "x", "--request-id", "r-4");
+
+            assertThat(invalid.err())
+                    .contains("  request id: r-1 (not recorded: the gateway did nothing with it)\n")
+                    .doesNotContain("operation get");
+            assertThat(busy.err()).doesNotContain("operation get");
+            assertThat(notFound.err()).contains("(look the outcome up with: sandgate operation get r-3)");
+            assertThat(pending.err()).contains("(look the outcome up with: sandgate operation get r-4)");
+        }
+
+        @Test
+        void withJsonAnUnreachableGatewayKeepsTheConnectionHint() throws IOException {
+            Result result = sandgateWithoutTarget("--json", "--target", "nobody-listens-here:7443", "list");
+
+            com.google.rpc.Status.Builder status = com.google.rpc.Status.newBuilder();
+            JsonFormat.parser().usingTypeRegistry(RpcErrors.DETAIL_TYPES).merge(result.err(), status);
+            assertThat(status.getCode()).isEqualTo(Code.UNAVAILABLE_VALUE);
+            assertThat(status.getDetailsList())
+                    .filteredOn(d -> d.is(com.google.rpc.LocalizedMessage.class))
+                    .singleElement()
+                    .extracting(d -> unpackMessage(d))
+                    .asString()
+                    .contains("is a gateway listening on nobody-listens-here:7443?");
+        }
+
+        private String unpackMessage(Any detail) {
+            try {
+                return detail.unpack(com.google.rpc.LocalizedMessage.class).getMessage();
+            } catch (com.google.protobuf.InvalidProtocolBufferException e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        @Test
+        void memoryAndCpuAreSaidToBeRequestsNotLimits() {
+            Result withoutPolicy =
+                    sandgate("create", "-w", "demo", "-n", "x", "--image", "busybox", "--memory", "64Mi");
+            Result help = sandgate("create", "--help");
+
+            assertThat(withoutPolicy.status()).isZero();
+            assertThat(withoutPolicy.err()).contains("note: --memory and --milli-cpus are requests, not limits");
+            assertThat(help.out().replaceAll("\\s+", " "))
+                    .contains("a request, not a limit")
+                    .contains("static.memory_limit_bytes");
         }
     }
 }

@@ -70,9 +70,13 @@ class GatewayShutdownTest {
         assertThat(failed.status()).as("%s%s", failed.out(), failed.err()).isEqualTo(1);
         assertThat(failed.err())
                 .contains(
-                        "sandgate: the gateway could not start: cannot open the data directory /proc/sandgate-data: ");
-        // The log line with the cause is written before the process exits, although no shutdown hook ran.
-        assertThat(failed.out()).contains("ERROR").contains("the gateway could not start");
+                        "sandgate-gateway: the gateway could not start: cannot open the data directory /proc/sandgate-data: ");
+        // The log line with the cause is written before the process exits, although no shutdown hook ran; one line,
+        // without a stack trace.
+        assertThat(failed.out())
+                .contains("ERROR")
+                .contains("the gateway could not start")
+                .doesNotContain("\tat ");
     }
 
     /** Waits (up to 90 s) for a process's output file to contain {@code text}. */

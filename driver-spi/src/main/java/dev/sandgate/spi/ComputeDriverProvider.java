@@ -5,8 +5,8 @@ package dev.sandgate.spi;
  * META-INF/services/dev.sandgate.spi.ComputeDriverProvider}.
  *
  * <p>The gateway selects a driver by {@link #name()} when configured to, and otherwise the available provider with
- * the highest {@link #priority()}; when none is available it reports every candidate with its {@link Availability}
- * reason.
+ * the highest {@link #priority()} above 0; when none is available it reports every candidate with its {@link
+ * Availability} reason.
  *
  * <p>Implementations must have a public no-argument constructor and be cheap to construct: no I/O before {@link
  * #availability} or {@link #create}.
@@ -15,7 +15,10 @@ public interface ComputeDriverProvider {
     /** A short lowercase name, e.g. {@code docker}; unique among installed drivers. */
     String name();
 
-    /** Higher wins when the gateway picks a driver automatically. */
+    /**
+     * Higher wins when the gateway picks a driver automatically. A driver that runs nothing real (the reference driver,
+     * test fakes) returns 0 or less: the gateway then uses it only when it is named.
+     */
     int priority();
 
     /**

@@ -40,7 +40,7 @@ public final class ReferenceDriverProvider implements ComputeDriverProvider {
     public static final String LAUNCH_POLICY_ON_START = ReferenceSettings.LAUNCH_POLICY_ON_START;
     public static final String WATCH_INTERVAL = ReferenceSettings.WATCH_INTERVAL;
 
-    /** Low: the gateway picks the reference driver only when asked to by name or when nothing else is available. */
+    /** 0: the gateway uses the reference driver only when it is named (it runs nothing), never by itself. */
     public static final int PRIORITY = 0;
 
     @Override

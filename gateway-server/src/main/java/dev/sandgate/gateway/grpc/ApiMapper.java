@@ -52,6 +52,7 @@ import dev.sandgate.gateway.store.SandboxRecord;
 import dev.sandgate.gateway.store.StoreTransaction.SandboxKey;
 import dev.sandgate.gateway.store.StoredSpec;
 import dev.sandgate.gateway.token.ExecutionTokens;
+import dev.sandgate.gateway.token.PageTokens;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Identifiers;
@@ -61,7 +62,6 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
@@ -89,10 +89,12 @@ public final class ApiMapper {
             Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
 
     private final ExecutionTokens tokens;
+    private final PageTokens pages;
     private final String driverName;
 
     public ApiMapper(ExecutionTokens tokens, String driverName) {
         this.tokens = requireNonNull(tokens, "tokens is null");
+        this.pages = new PageTokens(tokens);
         this.driverName = requireNonNull(driverName, "driverName is null");
     }
 
@@ -275,29 +277,17 @@ public final class ApiMapper {
         return size;
     }
 
-    /** The position a page token encodes; it is bound to the filters it was issued for. */
+    /** The position a page token names (see {@link PageTokens}); it is bound to the filters it was issued for. */
     public Optional<SandboxKey> pageToken(ListSandboxesRequest request, SandboxFilter filter) {
         if (request.getPageToken().isEmpty()) {
             return Optional.empty();
         }
-        try {
-            String text = new String(Base64.getUrlDecoder().decode(request.getPageToken()), StandardCharsets.UTF_8);
-            String[] parts = text.split("\n", -1);
-            if (parts.length != 4 || !parts[0].equals("p1")) {
-                throw new IllegalArgumentException("bad shape");
-            }
-            if (!parts[1].equals(filterHash(filter))) {
-                throw GatewayException.invalidField("page_token", "was issued for other filters");
-            }
-            return Optional.of(new SandboxKey(dnsLabel("page_token", parts[2]), dnsLabel("page_token", parts[3])));
-        } catch (IllegalArgumentException e) {
-            throw GatewayException.invalidField("page_token", "is not a page token of this API");
-        }
+        PageTokens.Position at = pages.verify("page_token", request.getPageToken(), filterHash(filter));
+        return Optional.of(new SandboxKey(at.workspace(), at.name()));
     }
 
     public String nextPageToken(SandboxFilter filter, SandboxRecord last) {
-        String text = "p1\n" + filterHash(filter) + "\n" + last.workspace() + "\n" + last.name();
-        return Base64.getUrlEncoder().withoutPadding().encodeToString(text.getBytes(StandardCharsets.UTF_8));
+        return pages.mint(filterHash(filter), new PageTokens.Position(last.workspace(), last.name()));
     }
 
     private static String filterHash(SandboxFilter filter) {

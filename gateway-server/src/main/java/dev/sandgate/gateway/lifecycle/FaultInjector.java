@@ -35,7 +35,7 @@ public final class FaultInjector {
     /** Halts the process if {@code point} is the armed one. */
     public void reached(FaultPoint point) {
         if (armed.isPresent() && armed.get() == point) {
-            System.err.println("sandgate: test fault point " + point.externalName() + " reached; halting");
+            System.err.println("sandgate-gateway: test fault point " + point.externalName() + " reached; halting");
             System.err.flush();
             Runtime.getRuntime().halt(HALT_STATUS);
         }

@@ -15,12 +15,25 @@ import java.util.stream.Collectors;
 
 /**
  * Picks the compute driver: the one named in the configuration, else the available provider with the highest
- * priority. When none fits, the error lists every candidate with its availability reason. Drivers are found with
+ * priority among those with a priority above 0. A driver of priority 0 or lower (the reference driver, which runs
+ * nothing) is selected only by name: a gateway without its engine must not fall back to sandboxes that report
+ * RUNNING while nothing runs. When none fits, the error lists every candidate with its reason. Drivers are found with
  * {@link ServiceLoader}; the gateway never imports a driver module.
  */
 public final class DriverSelector {
     private DriverSelector() {}
 
+    /**
+     * The selected provider, why it was selected, and each other candidate with why it was not ({@code "name
+     * (priority N): reason"}), for the start-up log.
+     */
+    public record Selection(ComputeDriverProvider provider, String reason, List<String> skipped) {
+        public Selection {
+            requireNonNull(provider, "provider is null");
+            requireNonNull(reason, "reason is null");
+            skipped = List.copyOf(skipped);
+        }
+    }
     /** A provider and what it said about its availability. */
     public record Candidate(ComputeDriverProvider provider, Availability availability) {
         public Candidate {
@@ -28,9 +41,21 @@ public final class DriverSelector {
             requireNonNull(availability, "availability is null");
         }
 
+        /** Whether the gateway may select it without its name. */
+        boolean selectableWithoutName() {
+            return provider.priority() > 0;
+        }
+
+        /** Why it is not selected when no driver is named. */
         String describe() {
-            return provider.name() + " (priority " + provider.priority() + "): "
-                    + (availability.available() ? "available" : "unavailable") + " - " + availability.reason();
+            return label()
+                    + (!selectableWithoutName()
+                            ? "selected only by name (--driver " + provider.name() + ")"
+                            : (availability.available() ? "available" : "unavailable") + " - " + availability.reason());
+        }
+
+        String label() {
+            return provider.name() + " (priority " + provider.priority() + "): ";
         }
     }
 
@@ -56,7 +81,7 @@ public final class DriverSelector {
         return candidates;
     }
 
-    public static ComputeDriverProvider select(Optional<String> name, DriverConfig config, ClassLoader loader) {
+    public static Selection select(Optional<String> name, DriverConfig config, ClassLoader loader) {
         List<Candidate> candidates = candidates(config, loader);
         if (candidates.isEmpty()) {
             throw new ConfigException(
@@ -72,13 +97,26 @@ public final class DriverSelector {
                 throw new ConfigException("driver '" + name.get() + "' is not available: "
                         + chosen.availability().reason());
             }
-            return chosen.provider();
+            return new Selection(
+                    chosen.provider(),
+                    "named by the driver setting; " + chosen.availability().reason(),
+                    candidates.stream()
+                            .filter(c -> c != chosen)
+                            .map(c -> c.label() + "not named (the driver setting is " + name.get() + ")")
+                            .toList());
         }
-        return candidates.stream()
-                .filter(c -> c.availability().available())
+        Candidate chosen = candidates.stream()
+                .filter(c -> c.selectableWithoutName() && c.availability().available())
                 .findFirst()
-                .map(Candidate::provider)
                 .orElseThrow(() -> new ConfigException("no compute driver is available; candidates:\n  "
                         + candidates.stream().map(Candidate::describe).collect(Collectors.joining("\n  "))));
+        return new Selection(
+                chosen.provider(),
+                "the available driver with the highest priority; "
+                        + chosen.availability().reason(),
+                candidates.stream()
+                        .filter(c -> c != chosen)
+                        .map(Candidate::describe)
+                        .toList());
     }
 }

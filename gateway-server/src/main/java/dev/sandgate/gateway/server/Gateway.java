@@ -69,8 +69,11 @@ public final class Gateway implements AutoCloseable {
     public static Gateway open(GatewayConfig config) {
         // Selected (availability and settings checked) before the data directory is touched, so that a start
         // refused for its driver leaves nothing behind.
-        ComputeDriverProvider provider =
+        DriverSelector.Selection selection =
                 DriverSelector.select(config.driverName(), config.driverConfig(), Gateway.class.getClassLoader());
+        ComputeDriverProvider provider = selection.provider();
+        log.info("driver {} selected: {}", provider.name(), selection.reason());
+        selection.skipped().forEach(skipped -> log.info("driver not selected: {}", skipped));
         return open(config, Clock.systemUTC(), (gatewayId, clock) -> {
             try {
                 return new NamedDriver(
@@ -106,10 +109,12 @@ public final class Gateway implements AutoCloseable {
         try {
             createPrivateDirectory(dataDir);
             channel = openLockFile(dataDir.resolve(LOCK_FILE));
-            lock = channel.tryLock();
+            lock = LockHolder.tryLock(channel);
             if (lock == null) {
-                throw new ConfigException("another gateway is using the data directory " + dataDir);
+                throw new ConfigException("another gateway (" + LockHolder.describe(dataDir.resolve(LOCK_FILE))
+                        + ") is using the data directory " + dataDir);
             }
+            LockHolder.write(channel);
             keepStorePrivate(dataDir);
             store = new SqliteStore(dataDir.resolve(DATABASE_FILE), config.storeSynchronous());
             String gatewayId = gatewayId(store, config.gatewayId());

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
@@ -31,7 +32,7 @@ import java.util.stream.Collectors;
  * @param listenHost the address to listen on
  * @param listenPort the port to listen on (0: any free port)
  * @param dataDir the data directory (SQLite store, token keys, lock file)
- * @param driverName the driver to use; empty: the available driver with the highest priority
+ * @param driverName the driver to use; empty: the available driver with the highest priority above 0
  * @param driverProperties settings passed to the driver unchanged ({@code docker.host}, {@code reference.directory})
  * @param tokenKeyFile the execution-token key file
  * @param gatewayId this gateway's id for drivers; empty: generated once and kept in the store
@@ -77,6 +78,16 @@ public record GatewayConfig(
             "enable-test-faults",
             "fault-point",
             "ready-file");
+
+    /** Read by bin/sandgate-gateway, bin/sandgate and the scripts (which export some), not by the gateway. */
+    private static final Set<String> OTHER_TOOLS_VARIABLES = Set.of(
+            "SANDGATE_HOME",
+            "SANDGATE_TARGET",
+            "SANDGATE_CLI_OPTS",
+            "SANDGATE_ROOT",
+            "SANDGATE_RUN_DIR",
+            "SANDGATE_REQUIRE_ENGINES",
+            "SANDGATE_SKIP_ENGINES");
 
     public GatewayConfig {
         requireNonNull(listenHost, "listenHost is null");
@@ -294,7 +305,25 @@ public record GatewayConfig(
         return Path.of(System.getProperty("user.home"), ".sandgate", "data").toString();
     }
 
-    /** The text of {@code --help}. */
+    /**
+     * The {@code SANDGATE_*} variables of {@code environment} that set nothing: neither a gateway setting, nor a driver
+     * setting ({@link #ENV_DRIVER_PROPERTY_PREFIX}), nor one read by the launchers and the command-line client. They
+     * are ignored; the gateway warns about them, as a typo here would otherwise go unnoticed.
+     */
+    public static List<String> unknownEnvironment(Map<String, String> environment) {
+        return environment.keySet().stream()
+                .filter(key -> key.startsWith(ENV_PREFIX) && !key.startsWith(ENV_DRIVER_PROPERTY_PREFIX))
+                .filter(key -> !OTHER_TOOLS_VARIABLES.contains(key))
+                .filter(key -> {
+                    String name = key.substring(ENV_PREFIX.length())
+                            .toLowerCase(Locale.ROOT)
+                            .replace('_', '-');
+                    return !name.equals("config") && !KEYS.contains(name);
+                })
+                .sorted()
+                .toList();
+    }
+
     /**
      * The driver property an environment variable's name (after {@link #ENV_DRIVER_PROPERTY_PREFIX}) stands for:
      * lower-cased, {@code __} as {@code -} and {@code _} as {@code .}, since neither may appear in a variable's name
@@ -304,6 +333,7 @@ public record GatewayConfig(
         return variable.toLowerCase(Locale.ROOT).replace("__", "-").replace('_', '.');
     }
 
+    /** The text of {@code --help}. */
     public static String usage() {
         return """
                 Usage: sandgate-gateway [options]
@@ -312,13 +342,15 @@ public record GatewayConfig(
                 checking and server reflection, on the embedded SQLite store, with one compute driver.
 
                 Options (each also settable as SANDGATE_<NAME> in the environment, e.g. SANDGATE_DATA_DIR, and as
-                <name>=value in the --config file; flags win over the environment, which wins over the file):
+                <name>=value in the --config file; flags win over the environment, which wins over the file; a
+                SANDGATE_* variable that names no setting is ignored with a warning):
                   --config FILE              properties file with any of the settings below; its other keys are
                                              driver properties (e.g. docker.host=unix:///run/docker.sock)
                   --listen HOST:PORT         address to serve on (default 127.0.0.1:7443; port 0 picks a free port)
                   --data-dir DIR             SQLite store, token keys and lock file (default ~/.sandgate/data)
                   --driver NAME              compute driver to use (default: the available driver with the highest
-                                             priority; when none is available the error lists every candidate)
+                                             priority above 0; the reference driver only by name; when none is
+                                             available the error lists every candidate)
                   --driver-property KEY=VALUE
                                              a driver setting, repeatable (e.g. reference.directory=/var/sandboxes);
                                              environment: SANDGATE_DRIVER_PROPERTY_<KEY> with '.' written as '_'
@@ -337,6 +369,7 @@ public record GatewayConfig(
                   --rotate-token-key         make a new current token key, keep the old one as previous, and exit
                                              (restart the gateway to use it; tokens of both keys verify)
                   --help                     print this text and exit
+                  --version                  print the version and exit
 
                 Test switches (refused unless --enable-test-faults / SANDGATE_ENABLE_TEST_FAULTS=true is given):
                   --enable-test-faults       allow a fault point to be armed

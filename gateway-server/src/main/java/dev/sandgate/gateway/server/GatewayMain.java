@@ -1,9 +1,11 @@
 package dev.sandgate.gateway.server;
 
+import dev.sandgate.gateway.store.StoreException;
 import dev.sandgate.gateway.token.TokenKeys;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -13,12 +15,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The gateway's command-line entry point. {@code --help} prints every option ({@link GatewayConfig#usage()}).
+ * The gateway's command-line entry point. {@code --help} prints every option ({@link GatewayConfig#usage()}),
+ * {@code --version} the version.
  *
  * <p>Exit status: after a clean shutdown on SIGTERM/SIGINT, the JVM's signal status (143/130; the shutdown hook
  * drains and closes everything first); 2 for a configuration error; 1 for a failure at start; 86 when an armed test
@@ -39,13 +46,30 @@ public final class GatewayMain {
         System.exit(status);
     }
 
+    /** How the gateway's own messages begin. */
+    static final String PROGRAM = "sandgate-gateway: ";
+
     static int run(String[] args, PrintStream out, PrintStream err) {
+        return run(args, System.getenv(), out, err);
+    }
+
+    static int run(String[] args, Map<String, String> environment, PrintStream out, PrintStream err) {
+        if (Arrays.asList(args).contains("--version")) {
+            out.println("sandgate-gateway " + version());
+            return 0;
+        }
         GatewayConfig config;
         try {
-            config = GatewayConfig.load(args, System.getenv());
+            config = GatewayConfig.load(args, environment);
         } catch (ConfigException e) {
-            err.println("sandgate: " + e.getMessage());
+            err.println(PROGRAM + e.getMessage());
             return 2;
+        }
+        List<String> unknown = GatewayConfig.unknownEnvironment(environment);
+        if (!unknown.isEmpty()) {
+            err.println(PROGRAM + "warning: ignoring " + String.join(", ", unknown)
+                    + ": no gateway setting has this name (see --help; a driver setting is"
+                    + " SANDGATE_DRIVER_PROPERTY_<KEY>)");
         }
         if (config.help()) {
             out.print(GatewayConfig.usage());
@@ -64,16 +88,31 @@ public final class GatewayMain {
             }
             return 0;
         }
+        // Before the store is opened and recovered: a busy port is the commonest reason a start fails.
+        Optional<String> busy = ListenProbe.problem(config.listenHost(), config.listenPort());
+        if (busy.isPresent()) {
+            err.println(PROGRAM + "cannot listen on " + config.listen() + ": " + busy.get());
+            return 1;
+        }
         Gateway gateway;
         GatewayServer server;
         try {
             gateway = Gateway.open(config);
         } catch (ConfigException e) {
-            err.println("sandgate: " + e.getMessage());
+            err.println(PROGRAM + e.getMessage());
             return 2;
+        } catch (UncheckedIOException | StoreException e) {
+            // The data directory or the store: the message says which and why; a stack trace would add nothing.
+            String why = e.getMessage()
+                    + (e.getCause() != null && e instanceof StoreException
+                            ? ": " + ListenProbe.rootMessage(e.getCause())
+                            : "");
+            log.error("the gateway could not start: {}", why);
+            err.println(PROGRAM + "the gateway could not start: " + why);
+            return 1;
         } catch (RuntimeException e) {
             log.error("the gateway could not start", e);
-            err.println("sandgate: the gateway could not start: " + e.getMessage());
+            err.println(PROGRAM + "the gateway could not start: " + e.getMessage());
             return 1;
         }
         try {
@@ -82,7 +121,7 @@ public final class GatewayMain {
                     NettyServerBuilder.forAddress(new InetSocketAddress(config.listenHost(), config.listenPort())));
         } catch (RuntimeException e) {
             gateway.close();
-            err.println("sandgate: cannot listen on " + config.listen() + ": " + e.getMessage());
+            err.println(PROGRAM + "cannot listen on " + config.listen() + ": " + ListenProbe.rootMessage(e));
             return 1;
         }
         String address = config.listenHost() + ":" + server.port();
@@ -90,12 +129,14 @@ public final class GatewayMain {
                 "serving sandgate.v1.SandboxService on {} (driver {})",
                 address,
                 gateway.lifecycle().driverName());
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, gateway, address), "sandgate-shutdown"));
+        Runtime.getRuntime()
+                .addShutdownHook(
+                        new Thread(() -> stop(server, gateway, address, config.readyFile()), "sandgate-shutdown"));
         if (config.readyFile().isPresent()) {
             try {
                 writeAtomically(config.readyFile().get(), address + "\n");
             } catch (IOException e) {
-                err.println("sandgate: cannot write the ready file: " + e.getMessage());
+                err.println(PROGRAM + "cannot write the ready file: " + IoReasons.describe(e));
                 return 1;
             }
         }
@@ -112,14 +153,18 @@ public final class GatewayMain {
      * flight drained), closes the gateway, says so, and only then stops the logging backend, so that these last lines
      * reach the output (a logging shutdown hook of its own would run alongside this one and could drop them).
      */
-    private static void stop(GatewayServer server, Gateway gateway, String address) {
+    private static void stop(GatewayServer server, Gateway gateway, String address, Optional<Path> readyFile) {
         long began = System.nanoTime();
         log.info("signal received: stopping the gateway on {}", address);
         try {
             server.close();
             gateway.close();
+            // It says "serving at ADDRESS": no longer true.
+            if (readyFile.isPresent()) {
+                Files.deleteIfExists(readyFile.get());
+            }
             log.info("stopped in {} ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - began));
-        } catch (RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             log.error("stopping failed", e);
         } finally {
             LoggingShutdown.flushAndStop();
@@ -144,6 +189,12 @@ public final class GatewayMain {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /** The version in the jar's manifest, or a note when running from classes (a development build). */
+    static String version() {
+        String version = GatewayMain.class.getPackage().getImplementationVersion();
+        return version != null ? version : "(development build: no jar manifest)";
     }
 
     private static void writeAtomically(Path file, String text) throws IOException {

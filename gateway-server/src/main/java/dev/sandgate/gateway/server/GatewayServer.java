@@ -3,6 +3,8 @@ package dev.sandgate.gateway.server;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.api.v1.SandboxServiceGrpc;
+import dev.sandgate.gateway.grpc.MalformedRequestLog;
+import dev.sandgate.gateway.grpc.MalformedRequests;
 import dev.sandgate.gateway.grpc.SandboxServiceImpl;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
@@ -66,10 +68,13 @@ public final class GatewayServer implements AutoCloseable {
         ExecutorService watchers = Executors.newFixedThreadPool(WATCH_THREADS, daemons("sandgate-watch-"));
         HealthStatusManager health = new HealthStatusManager();
         SandboxServiceImpl service = new SandboxServiceImpl(gateway.lifecycle(), DEFAULT_WAIT, calls, watchers);
+        // Malformed request bytes get INVALID_ARGUMENT on every service, with one rate-limited log line.
+        MalformedRequestLog malformed = MalformedRequestLog.toLogger();
         Server server = builder.directExecutor()
-                .addService(service)
-                .addService(health.getHealthService())
-                .addService(ProtoReflectionServiceV1.newInstance())
+                .addService(MalformedRequests.guard(service.bindService(), malformed))
+                .addService(MalformedRequests.guard(health.getHealthService().bindService(), malformed))
+                .addService(MalformedRequests.guard(
+                        ProtoReflectionServiceV1.newInstance().bindService(), malformed))
                 .build();
         try {
             server.start();

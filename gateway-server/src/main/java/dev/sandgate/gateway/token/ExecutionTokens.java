@@ -90,7 +90,12 @@ public final class ExecutionTokens {
         return new Claim(uuid.toString(), payload.getLong());
     }
 
-    private static byte[] mac(TokenKeys.Key key, String signed) {
+    /** The keys in use (for {@link PageTokens}, which signs with the same keys). */
+    TokenKeys keys() {
+        return keys;
+    }
+
+    static byte[] mac(TokenKeys.Key key, String signed) {
         try {
             Mac mac = MACS.get();
             mac.init(new SecretKeySpec(key.secret(), "HmacSHA256"));

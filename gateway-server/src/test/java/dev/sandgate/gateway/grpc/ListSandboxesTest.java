@@ -9,7 +9,9 @@ import dev.sandgate.api.v1.ListSandboxesResponse;
 import dev.sandgate.api.v1.Phase;
 import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.StopSandboxRequest;
+import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
+import io.grpc.Status;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -134,5 +136,37 @@ class ListSandboxesTest {
                                         .build()))
                         .field())
                 .contains("page_size");
+    }
+
+    @Test
+    @DisplayName("a page token that was truncated or altered is refused naming page_token, never resumed elsewhere")
+    void alteredOrTruncatedTokenIsRefused() {
+        gateway.create("team", "alphabet");
+        // The first page ends at team/alphabet (after team/a).
+        String token = gateway.stub()
+                .listSandboxes(ListSandboxesRequest.newBuilder()
+                        .setWorkspace("team")
+                        .setPageSize(2)
+                        .build())
+                .getNextPageToken();
+        List<String> bad = new ArrayList<>();
+        for (int cut = 1; cut <= 8; cut++) {
+            bad.add(token.substring(0, token.length() - cut));
+        }
+        for (int i = 0; i < token.length(); i += 3) {
+            char c = token.charAt(i);
+            bad.add(token.substring(0, i) + (c == 'A' ? 'B' : 'A') + token.substring(i + 1));
+        }
+
+        for (String altered : bad) {
+            GrpcErrors.Failure refused = failure(() -> gateway.stub()
+                    .listSandboxes(ListSandboxesRequest.newBuilder()
+                            .setWorkspace("team")
+                            .setPageSize(2)
+                            .setPageToken(altered)
+                            .build()));
+            assertThat(refused.code()).as(altered).isEqualTo(Status.Code.INVALID_ARGUMENT);
+            assertThat(refused.field()).as(altered).contains("page_token");
+        }
     }
 }

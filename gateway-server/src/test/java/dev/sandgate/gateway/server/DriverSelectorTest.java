@@ -3,32 +3,114 @@ package dev.sandgate.gateway.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sandgate.spi.Availability;
+import dev.sandgate.spi.ComputeDriver;
+import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverContext;
+import java.io.IOException;
+import java.net.URL;
+import java.net.URLClassLoader;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
-/** Drivers on the test class path: the reference driver (priority 0) and the test fake (priority -1000). */
+/**
+ * Drivers on the test class path: the reference driver (priority 0) and the test fake (priority -1000), both of which
+ * run nothing; the tests add {@link Engine} (priority 30), a driver of an engine, through a class loader of their own.
+ */
 class DriverSelectorTest {
     private static final ClassLoader LOADER = DriverSelectorTest.class.getClassLoader();
+    private static final DriverConfig ENGINE_UP = new DriverConfig(Map.of("engine.up", "true"));
 
-    @Test
-    @DisplayName("an explicit name selects that driver")
-    void explicitName() {
-        var config = new DriverConfig(Map.of("fake.directory", "/tmp/x"));
+    @TempDir
+    Path services;
 
-        assertThat(DriverSelector.select(Optional.of("fake"), config, LOADER).name())
-                .isEqualTo("fake");
+    URLClassLoader withEngine;
+
+    /** A driver of an engine: available when {@code engine.up} is {@code true}. */
+    public static final class Engine implements ComputeDriverProvider {
+        @Override
+        public String name() {
+            return "engine";
+        }
+
+        @Override
+        public int priority() {
+            return 30;
+        }
+
+        @Override
+        public Availability availability(DriverConfig config) {
+            return config.get("engine.up").orElse("false").equals("true")
+                    ? Availability.available("the engine answers")
+                    : Availability.unavailable("the engine does not answer");
+        }
+
+        @Override
+        public ComputeDriver create(DriverConfig config, DriverContext context) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    @BeforeEach
+    void engineOnClassPath() throws IOException {
+        Path file = services.resolve("META-INF/services/" + ComputeDriverProvider.class.getName());
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, Engine.class.getName() + "\n");
+        withEngine = new URLClassLoader(new URL[] {services.toUri().toURL()}, LOADER);
+    }
+
+    @AfterEach
+    void closeLoader() throws IOException {
+        withEngine.close();
     }
 
     @Test
-    @DisplayName("without a name the available driver with the highest priority wins")
-    void highestPriority() {
+    @DisplayName("an explicit name selects that driver, the reference driver included")
+    void explicitName() {
         var config = new DriverConfig(Map.of("fake.directory", "/tmp/x"));
 
-        assertThat(DriverSelector.select(Optional.empty(), config, LOADER).name())
+        assertThat(DriverSelector.select(Optional.of("fake"), config, LOADER)
+                        .provider()
+                        .name())
+                .isEqualTo("fake");
+        assertThat(DriverSelector.select(Optional.of("reference"), config, withEngine)
+                        .provider()
+                        .name())
                 .isEqualTo("reference");
+    }
+
+    @Test
+    @DisplayName("without a name the available driver with the highest priority wins; each skipped one says why")
+    void highestPriority() {
+        DriverSelector.Selection selection = DriverSelector.select(Optional.empty(), ENGINE_UP, withEngine);
+
+        assertThat(selection.provider().name()).isEqualTo("engine");
+        assertThat(selection.reason()).contains("the engine answers");
+        assertThat(selection.skipped())
+                .containsExactly(
+                        "reference (priority 0): selected only by name (--driver reference)",
+                        "fake (priority -1000): selected only by name (--driver fake)");
+    }
+
+    @Test
+    @DisplayName("the reference driver is never selected without its name, even when nothing else is available")
+    void referenceNeverAutoSelected() {
+        var config = new DriverConfig(Map.of("fake.directory", "/tmp/x"));
+
+        assertThatThrownBy(() -> DriverSelector.select(Optional.empty(), config, withEngine))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageContaining("no compute driver is available")
+                .hasMessageContaining("engine (priority 30): unavailable - the engine does not answer")
+                .hasMessageContaining("reference (priority 0): selected only by name (--driver reference)")
+                .hasMessageContaining("fake (priority -1000): selected only by name (--driver fake)");
     }
 
     @Test
@@ -42,14 +124,14 @@ class DriverSelectorTest {
     }
 
     @Test
-    @DisplayName("when nothing is available the error lists every candidate with its reason")
-    void noneAvailable() {
-        var config = new DriverConfig(Map.of("reference.directory", "/proc/1/not-writable"));
+    @DisplayName("a named driver's selection lists the other drivers as skipped, not being named")
+    void namedSkipsTheOthers() {
+        DriverSelector.Selection selection = DriverSelector.select(Optional.of("engine"), ENGINE_UP, withEngine);
 
-        assertThatThrownBy(() -> DriverSelector.select(Optional.empty(), config, LOADER))
-                .isInstanceOf(ConfigException.class)
-                .hasMessageContaining("no compute driver is available")
-                .hasMessageContaining("reference (priority 0): unavailable")
-                .hasMessageContaining("fake (priority -1000): unavailable - fake.directory is not set");
+        assertThat(selection.reason()).contains("named by the driver setting");
+        assertThat(selection.skipped())
+                .containsExactly(
+                        "reference (priority 0): not named (the driver setting is engine)",
+                        "fake (priority -1000): not named (the driver setting is engine)");
     }
 }

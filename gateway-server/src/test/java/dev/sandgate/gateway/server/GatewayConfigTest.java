@@ -69,8 +69,8 @@ class GatewayConfigTest {
     @Test
     @DisplayName("an unknown flag is refused as unknown, even without a value after it")
     void unknownFlagWithoutValue() {
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--version"}, Map.of()))
-                .hasMessage("unknown option --version (see --help)");
+        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--verbose"}, Map.of()))
+                .hasMessage("unknown option --verbose (see --help)");
     }
 
     @Test
