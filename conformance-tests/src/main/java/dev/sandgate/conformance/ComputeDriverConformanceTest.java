@@ -48,7 +48,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterAll;
@@ -439,6 +438,11 @@ public abstract class ComputeDriverConformanceTest {
         }
 
         @Test
+        void required_createOfANewIdWhoseNameAnotherIdHoldsFailsPreconditionAndTouchesNothing() {
+            KitScenarios.createOfANameHeldByAnotherIdFailsPrecondition(kit);
+        }
+
+        @Test
         void required_stopWithAnotherNameOrWorkspaceFailsPreconditionAndStopsNothing() {
             for (SandboxRef asked : misnamed()) {
                 assertIdentityMismatch(
@@ -596,63 +600,20 @@ public abstract class ComputeDriverConformanceTest {
         @ParameterizedTest(name = "{0}")
         @EnumSource(Operation.class)
         void required_aSameNamedResourceWithAnotherIdIsNeverTouched(Operation operation) {
-            replacementIsNeverTouched(operation, false);
+            KitScenarios.replacementIsNeverTouched(kit, operation, KitScenarios.Replacement.ANOTHER_ID_SAME_NAME, 2);
         }
 
         @ParameterizedTest(name = "{0}")
         @EnumSource(Operation.class)
         void required_aNewIncarnationOfTheSameIdIsNeverTouched(Operation operation) {
-            replacementIsNeverTouched(operation, true);
+            KitScenarios.replacementIsNeverTouched(
+                    kit, operation, KitScenarios.Replacement.NEW_INCARNATION_OF_THE_ID, 2);
         }
 
-        private void replacementIsNeverTouched(Operation operation, boolean sameId) {
-            SandboxRef target = kit.newRef("replaced");
-            kit.createRunning(target);
-            if (operation == Operation.START) {
-                kit.driver.stop(target, OptionalLong.of(1));
-            }
-            String resolvedBackendId = kit.onlyResource(target.id()).backendId();
-            SandboxRef replacement = sameId ? target : sameNameNewId(target);
-            var planted = new AtomicReference<BackendResource>();
-            KitMutationHook.Armed armed = kit.hook.arm(target.id(), operation, () -> {
-                kit.probe.remove(target.id());
-                planted.set(kit.plant(replacement, kit.gatewayId, kit.basePolicy.digest()));
-            });
-
-            Object outcome;
-            try {
-                outcome = switch (operation) {
-                    case STOP -> kit.driver.stop(target, OptionalLong.empty());
-                    case START -> kit.start(target, kit.launch(2));
-                    case DELETE -> kit.driver.delete(target, OptionalLong.empty());
-                };
-            } catch (DriverException refused) {
-                outcome = refused;
-            }
-
-            assertThat(armed.fired())
-                    .as("the driver calls the MutationHook with %s before mutating %s", operation, target)
-                    .isTrue();
-            assertThat(armed.failure()).as("the kit's replacement action").isNull();
-            assertThat(kit.hook.calls(target.id(), operation))
-                    .as("the MutationHook names the backend id the driver resolved")
-                    .extracting(KitMutationHook.Call::backendId)
-                    .contains(resolvedBackendId);
-            ResourceFacts plantedFacts = ResourceFacts.of(planted.get());
-            kit.assertUntouched(plantedFacts, operation + " racing a replacement");
-            assertThat(plantedFacts.running()).isTrue();
-            if (!(outcome instanceof DriverException)) {
-                boolean truthfulDelete = operation == Operation.DELETE
-                        && !sameId
-                        && outcome instanceof DeleteResult result
-                        && !result.deleted();
-                assertThat(truthfulDelete)
-                        .as(
-                                "%s of a replaced resource must fail (a delete may answer deleted == false when nothing"
-                                        + " carries the id), but answered %s",
-                                operation, outcome)
-                        .isTrue();
-            }
+        @ParameterizedTest(name = "{0}")
+        @EnumSource(KitScenarios.Replacement.class)
+        void required_aRelaunchOfTheStoppedGenerationNeverTouchesAReplacement(KitScenarios.Replacement replacement) {
+            KitScenarios.replacementIsNeverTouched(kit, Operation.START, replacement, 1);
         }
     }
 
@@ -1155,6 +1116,11 @@ public abstract class ComputeDriverConformanceTest {
                         .as("generations of the sandbox's snapshots, in delivery order")
                         .isSorted();
             }
+        }
+
+        @Test
+        void required_stopAndStartAreNeverReportedAsDeletions() {
+            KitScenarios.restartsAreNeverReportedAsDeletions(kit);
         }
 
         @Test

@@ -340,6 +340,14 @@ final class KitSession {
         return plantFixture(ref, plantGatewayId, policyDigest);
     }
 
+    /** Plants a stopped resource ({@link BackendProbe#plantStopped}), removed after the test. */
+    BackendResource plantStopped(SandboxRef ref, String plantGatewayId, String policyDigest) {
+        plantedInTest.add(ref.id());
+        BackendResource planted = probe.plantStopped(ref, plantGatewayId, policyDigest);
+        plants.incrementAndGet();
+        return planted;
+    }
+
     /** Plants a resource that a nested group keeps for all its tests; the caller removes it. */
     BackendResource plantFixture(SandboxRef ref, String plantGatewayId, String policyDigest) {
         BackendResource planted = probe.plant(ref, plantGatewayId, policyDigest);
