@@ -54,9 +54,12 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.ClassOrderer;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestClassOrder;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -84,10 +87,12 @@ import org.junit.jupiter.params.provider.EnumSource;
  *   <li>Each class uses a fresh gateway id ({@code kit-} and 8 hex digits) and creates its driver through {@code
  *       provider().create(config(), context)} with a {@link dev.sandgate.spi.MutationHook} the kit controls. Foreign
  *       resources of "another gateway" are planted under {@code <gateway id>-foreign}.
- *   <li>Each test deletes, through the driver, what it created. After the class the kit asserts that no resource
- *       stamped with its gateway id survives ({@link BackendProbe#resourcesOfGateway}), removes leftovers through the
- *       probe, and prints how many launches the run took (creates and starts that launched) so that authors of slow
- *       backends can budget: the whole kit takes about 55 launches plus about 10 planted resources.
+ *   <li>Each test deletes, through the driver, what it created. The last test ({@code
+ *       required_nothingTheKitCreatedSurvives}, ordered after every other group) asserts that no resource stamped
+ *       with the class's gateway id survives ({@link BackendProbe#resourcesOfGateway}) and removes leftovers through
+ *       the probe; after the class the kit prints how many launches the run took (creates and starts that launched) so
+ *       that authors of slow backends can budget: the whole kit takes about 70 launches plus about 15 planted
+ *       resources.
  *   <li>Tests are named for the rule they check and its strength ({@code required_...}, in the spirit of the Reactive
  *       Streams TCK). Capabilities a driver lacks are checked too: a "no" must be a clean {@link
  *       DriverErrorCode#UNSUPPORTED}. No test is skipped.
@@ -108,6 +113,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * <p>Subclasses may add their own tests; {@link #gatewayId()} and {@link #launchCount()} are available to them.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestClassOrder(ClassOrderer.OrderAnnotation.class)
 public abstract class ComputeDriverConformanceTest {
     private KitSession kit;
 
@@ -158,6 +164,17 @@ public abstract class ComputeDriverConformanceTest {
     final void finishConformanceKit() {
         if (kit != null) {
             kit.finish();
+        }
+    }
+
+    /** Runs after every other group (the highest order), so that the leak check is a test with a name in reports. */
+    @Nested
+    @Order(Integer.MAX_VALUE)
+    @DisplayName("After every other group")
+    class AfterEveryOtherGroup {
+        @Test
+        void required_nothingTheKitCreatedSurvives() {
+            kit.assertNothingSurvives();
         }
     }
 
@@ -591,8 +608,9 @@ public abstract class ComputeDriverConformanceTest {
 
     /**
      * The kit's MutationHook removes the sandbox's resource at the moment the driver announces the mutation and
-     * plants another one in its place: with another id and the same name, or a new incarnation of the same id. The
-     * driver must not touch it, and must not report success.
+     * plants another one in its place: with another id and the same name, or a new incarnation of the same id (for a
+     * start, a stopped one, which a start by name would launch). The driver must not touch it, and must not report
+     * success.
      */
     @Nested
     @DisplayName("A resource replaced between lookup and mutation is never touched")

@@ -144,8 +144,8 @@ public final class DriverException extends RuntimeException {
     public static DriverException replaced(SandboxRef ref, String backendId, String operation) {
         return new DriverException(
                 DriverErrorCode.ABORTED,
-                "resource " + backendId + " of sandbox " + ref.id() + " was removed or replaced between lookup and "
-                        + operation + "; nothing was changed");
+                "the resource of sandbox " + ref.id() + " (" + backendId + ") was removed or replaced between lookup"
+                        + " and " + operation + "; nothing was changed");
     }
 
     /** FAILED_PRECONDITION because the resource runs another execution generation than the caller expected. */

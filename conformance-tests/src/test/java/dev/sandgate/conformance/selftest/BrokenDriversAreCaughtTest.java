@@ -44,7 +44,7 @@ import org.junit.platform.testkit.engine.EngineTestKit;
  * test passes and none is skipped.
  */
 class BrokenDriversAreCaughtTest {
-    private static final String LEAK_CHECK = "after the class: nothing the kit created survives";
+    private static final String LEAK_CHECK = "required_nothingTheKitCreatedSurvives";
 
     @Test
     void nameFallbackOnDeleteFailsTheAbsentIdAndNameReuseTests() {
