@@ -229,7 +229,10 @@ final class KubernetesComputeDriver implements ComputeDriver {
         if (existing.stamps().generation() != launch.generation()
                 || !existing.stamps().policyDigest().equals(launch.policy().digest())) {
             throw DriverException.alreadyExists(
-                    ref, launch, existing.stamps().generation(), existing.stamps().policyDigest());
+                    ref,
+                    launch,
+                    existing.stamps().generation(),
+                    existing.stamps().policyDigest());
         }
         ensureEnvironment(existing.namespace(), ref, spec, existing.object());
         return new CreateResult(observe(existing), false);

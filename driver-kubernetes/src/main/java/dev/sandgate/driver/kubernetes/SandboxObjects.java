@@ -1,6 +1,5 @@
 package dev.sandgate.driver.kubernetes;
 
-import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;

@@ -167,8 +167,9 @@ final class KubernetesBackendProbe implements BackendProbe {
                 }
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the planted Sandbox " + created.getMetadata().getName() + " was not "
-                        + (ready ? "Ready" : "Suspended") + " within " + READY_TIMEOUT);
+                throw new IllegalStateException(
+                        "the planted Sandbox " + created.getMetadata().getName() + " was not "
+                                + (ready ? "Ready" : "Suspended") + " within " + READY_TIMEOUT);
             }
             try {
                 TimeUnit.MILLISECONDS.sleep(pause);
