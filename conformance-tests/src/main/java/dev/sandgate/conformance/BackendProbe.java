@@ -16,14 +16,36 @@ public interface BackendProbe extends AutoCloseable {
      * sandbox at generation 1 with {@code policyDigest}, under {@code gatewayId}, and running. Used to plant a
      * foreign resource with the same workspace and name as another sandbox, or one owned by another gateway.
      *
+     * <p>Name it exactly as the driver would name {@code ref}'s resource (container name, object name, directory):
+     * where the driver derives a backend name from the workspace and name, the planted resource must hold that name,
+     * or a driver that looks up or mutates by name is never caught.
+     *
      * @return the planted resource
      */
     BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest);
 
-    /** Every resource carrying {@code sandboxId}, whatever gateway stamped it. Empty when none. */
+    /**
+     * Like {@link #plant}, but with its execution stopped, as the driver leaves a sandbox after {@code stop} (the
+     * backend reports it not running; a start by the driver could launch it). Used where a stopped resource is what a
+     * broken driver would wrongly launch: a replacement planted during a start, a name held by another id.
+     *
+     * @return the planted resource
+     */
+    BackendResource plantStopped(SandboxRef ref, String gatewayId, String policyDigest);
+
+    /**
+     * The resource carrying {@code sandboxId}, whatever gateway stamped it: one per execution unit (the container, the
+     * Sandbox object, the VM), the one whose backend id the driver passes to the {@link
+     * dev.sandgate.spi.MutationHook}; more than one only when the driver left several (a leaked older container).
+     * Other parts of a sandbox (a volume, a Secret) are not listed here but in {@link #resourcesOfGateway}. Empty when
+     * none.
+     */
     List<BackendResource> resources(String sandboxId);
 
-    /** Every resource stamped with {@code gatewayId}: what a test class left behind. */
+    /**
+     * Every resource stamped with {@code gatewayId}, every part of every sandbox (volumes, Secrets, ... included): what
+     * a test class left behind.
+     */
     List<BackendResource> resourcesOfGateway(String gatewayId);
 
     /** Removes every resource carrying {@code sandboxId} (workspace included) behind the driver's back. */

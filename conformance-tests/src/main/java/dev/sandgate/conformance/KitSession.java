@@ -340,6 +340,14 @@ final class KitSession {
         return plantFixture(ref, plantGatewayId, policyDigest);
     }
 
+    /** Plants a stopped resource ({@link BackendProbe#plantStopped}), removed after the test. */
+    BackendResource plantStopped(SandboxRef ref, String plantGatewayId, String policyDigest) {
+        plantedInTest.add(ref.id());
+        BackendResource planted = probe.plantStopped(ref, plantGatewayId, policyDigest);
+        plants.incrementAndGet();
+        return planted;
+    }
+
     /** Plants a resource that a nested group keeps for all its tests; the caller removes it. */
     BackendResource plantFixture(SandboxRef ref, String plantGatewayId, String policyDigest) {
         BackendResource planted = probe.plant(ref, plantGatewayId, policyDigest);
@@ -428,18 +436,7 @@ final class KitSession {
     void finish() {
         AssertionError failure = null;
         try {
-            cleanUpTest();
-            List<BackendResource> leftovers = probe.resourcesOfGateway(gatewayId);
-            for (BackendResource leftover : leftovers) {
-                String id = leftover.stamp(Labels.SANDBOX_ID);
-                if (id != null) {
-                    probe.remove(id);
-                }
-            }
-            if (!leftovers.isEmpty()) {
-                failure = new AssertionError("resources of gateway " + gatewayId
-                        + " survived the kit although it deleted every sandbox it created: " + leftovers);
-            }
+            failure = removeSurvivors();
         } finally {
             synchronized (extraDrivers) {
                 extraDrivers.forEach(ComputeDriver::close);
@@ -454,6 +451,32 @@ final class KitSession {
         if (failure != null) {
             throw failure;
         }
+    }
+
+    /**
+     * The kit's last test (and again after the class, for a run that filtered it out): what the kit created must be
+     * gone once every test deleted it through the driver. Removes the survivors, then fails naming them.
+     */
+    void assertNothingSurvives() {
+        AssertionError failure = removeSurvivors();
+        if (failure != null) {
+            throw failure;
+        }
+    }
+
+    private AssertionError removeSurvivors() {
+        cleanUpTest();
+        List<BackendResource> leftovers = probe.resourcesOfGateway(gatewayId);
+        for (BackendResource leftover : leftovers) {
+            String id = leftover.stamp(Labels.SANDBOX_ID);
+            if (id != null) {
+                probe.remove(id);
+            }
+        }
+        return leftovers.isEmpty()
+                ? null
+                : new AssertionError("resources of gateway " + gatewayId
+                        + " survived the kit although it deleted every sandbox it created: " + leftovers);
     }
 
     int launches() {

@@ -67,8 +67,13 @@ public interface ComputeDriver extends AutoCloseable {
      * returned with {@code created == false}; with anything else ALREADY_EXISTS. Returns once the launch is handed to
      * the backend; the sandbox may still be PROVISIONING.
      *
-     * @throws DriverException INVALID_ARGUMENT, UNSUPPORTED, ALREADY_EXISTS, FAILED_PRECONDITION (a resource found by
-     *     name carries another id), UNAVAILABLE, DEADLINE_EXCEEDED
+     * <p>A resource of another id that carries {@code ref}'s workspace and name (found by name, or by its stamps where
+     * the backend keys resources by id) is FAILED_PRECONDITION with a {@code sandbox_id} {@link Mismatch} ({@link
+     * DriverException#sandboxIdMismatch}); that resource is never returned, reused or changed.
+     *
+     * @throws DriverException INVALID_ARGUMENT, UNSUPPORTED, ALREADY_EXISTS, FAILED_PRECONDITION (the resource of the
+     *     id carries another workspace or name; another id holds the workspace and name), UNAVAILABLE,
+     *     DEADLINE_EXCEEDED
      */
     CreateResult create(SandboxRef ref, SandboxSpec spec, LaunchInput launch);
 

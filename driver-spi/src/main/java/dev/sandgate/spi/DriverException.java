@@ -34,7 +34,10 @@ public final class DriverException extends RuntimeException {
         return code;
     }
 
-    /** The attributes whose expected and actual values differed; empty unless the code is FAILED_PRECONDITION. */
+    /**
+     * The attributes whose expected and actual values differed; empty unless the code is FAILED_PRECONDITION or
+     * ALREADY_EXISTS.
+     */
     public List<Mismatch> mismatches() {
         return mismatches;
     }
@@ -67,6 +70,82 @@ public final class DriverException extends RuntimeException {
                         + ref.name(),
                 list,
                 null);
+    }
+
+    /**
+     * FAILED_PRECONDITION because the resource found by name (the workspace and name of {@code ref}) carries another
+     * sandbox id: what {@code create} answers when the name is held by another sandbox. Never return, reuse or change
+     * that resource.
+     */
+    public static DriverException sandboxIdMismatch(SandboxRef ref, String actualId) {
+        return new DriverException(
+                DriverErrorCode.FAILED_PRECONDITION,
+                ref.workspace() + "/" + ref.name() + " is held by sandbox " + actualId + ", not " + ref.id(),
+                List.of(new Mismatch(Mismatch.SANDBOX_ID, ref.id(), String.valueOf(actualId))),
+                null);
+    }
+
+    /**
+     * FAILED_PRECONDITION for a start that the generation {@code actual} the resource carries refuses: the input is
+     * older ({@code requested < actual}), or the resource runs another generation. Carries the generation mismatch
+     * (requested, carried).
+     */
+    public static DriverException launchRefused(SandboxRef ref, long requested, long actual) {
+        String why = requested < actual
+                ? "launch input generation " + requested + " is older than generation " + actual + " of sandbox "
+                        + ref.id()
+                : "sandbox " + ref.id() + " runs generation " + actual + "; stop it before launching " + requested;
+        return new DriverException(
+                DriverErrorCode.FAILED_PRECONDITION,
+                why,
+                List.of(new Mismatch(Mismatch.GENERATION, Long.toString(requested), Long.toString(actual))),
+                null);
+    }
+
+    /**
+     * FAILED_PRECONDITION for a start of the generation the resource carries, but with another policy digest.
+     * Carries the policy digest mismatch (requested, carried).
+     */
+    public static DriverException policyDigestMismatch(SandboxRef ref, String requested, String actual) {
+        return new DriverException(
+                DriverErrorCode.FAILED_PRECONDITION,
+                "sandbox " + ref.id() + " carries its generation with another policy",
+                List.of(new Mismatch(Mismatch.POLICY_DIGEST, requested, String.valueOf(actual))),
+                null);
+    }
+
+    /**
+     * ALREADY_EXISTS for a create of an id whose resource carries another generation or policy digest than {@code
+     * launch}; carries a mismatch for each that differs (requested, carried).
+     */
+    public static DriverException alreadyExists(
+            SandboxRef ref, LaunchInput launch, long actualGeneration, String actualDigest) {
+        var list = new java.util.ArrayList<Mismatch>(2);
+        if (launch.generation() != actualGeneration) {
+            list.add(new Mismatch(
+                    Mismatch.GENERATION, Long.toString(launch.generation()), Long.toString(actualGeneration)));
+        }
+        if (!launch.policy().digest().equals(actualDigest)) {
+            list.add(new Mismatch(Mismatch.POLICY_DIGEST, launch.policy().digest(), String.valueOf(actualDigest)));
+        }
+        return new DriverException(
+                DriverErrorCode.ALREADY_EXISTS,
+                "sandbox " + ref.id() + " exists at generation " + actualGeneration + " with policy " + actualDigest
+                        + ", not at generation " + launch.generation() + " with policy "
+                        + launch.policy().digest(),
+                list,
+                null);
+    }
+
+    /**
+     * ABORTED because the resource {@code backendId} of {@code ref} was removed or replaced between the lookup and
+     * the {@code operation} ("stop", "start", "delete"); nothing was changed and the caller may retry the whole call.
+     */
+    public static DriverException replaced(SandboxRef ref, String backendId, String operation) {
+        return new DriverException(
+                DriverErrorCode.ABORTED,
+                "the resource of sandbox " + ref.id() + " (" + backendId + ") was removed or replaced between lookup"
+                        + " and " + operation + "; nothing was changed");
     }
 
     /** FAILED_PRECONDITION because the resource runs another execution generation than the caller expected. */

@@ -1,6 +1,7 @@
 package dev.sandgate.spi;
 
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.regex.Pattern;
 
 /**
@@ -66,6 +67,27 @@ public final class Labels {
             throw DriverException.invalidArgument(
                     field + "[" + key + "]", "is not a valid label key ([prefix/]name, name at most 63 characters)");
         }
+    }
+
+    /**
+     * The execution generation a {@link #GENERATION} stamp holds: a decimal number of at least 1; empty when the stamp
+     * is absent or malformed. For {@code list} and {@code watch}, which skip such a resource: no exception to catch.
+     */
+    public static OptionalLong parseGeneration(String stamp) {
+        if (stamp == null || stamp.isEmpty() || stamp.length() > 19) {
+            return OptionalLong.empty();
+        }
+        for (int i = 0; i < stamp.length(); i++) {
+            char c = stamp.charAt(i);
+            if (c < '0' || c > '9') {
+                return OptionalLong.empty();
+            }
+        }
+        if (stamp.length() == 19 && stamp.compareTo(Long.toString(Long.MAX_VALUE)) > 0) {
+            return OptionalLong.empty();
+        }
+        long generation = Long.parseLong(stamp);
+        return generation >= 1 ? OptionalLong.of(generation) : OptionalLong.empty();
     }
 
     /** Whether {@code key} lies in the reserved namespace that only the gateway and drivers may set. */

@@ -15,7 +15,10 @@ public sealed interface SandboxEvent {
         }
     }
 
-    /** The sandbox's resources are gone. Delivered once per deletion. */
+    /**
+     * The sandbox's resources are gone. Delivered once per deletion; never for a stop or a start, even one that
+     * recreates the backend resource under a new backend id.
+     */
     record Deleted(SandboxRef ref, long generation) implements SandboxEvent {
         public Deleted {
             requireNonNull(ref, "ref is null");

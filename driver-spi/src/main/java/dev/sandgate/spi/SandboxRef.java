@@ -1,5 +1,8 @@
 package dev.sandgate.spi;
 
+import java.util.Map;
+import java.util.Optional;
+
 /**
  * How every driver call names a sandbox.
  *
@@ -24,6 +27,30 @@ public record SandboxRef(String id, String workspace, String name) {
         Identifiers.requireSandboxId("ref.id", id);
         Identifiers.requireDnsLabel("ref.workspace", workspace);
         Identifiers.requireDnsLabel("ref.name", name);
+    }
+
+    /**
+     * The ref of three values read from a backend (stamps, a state file), or empty when any is absent or malformed.
+     * For {@code list} and {@code watch}, which skip such a resource: no exception to catch.
+     */
+    public static Optional<SandboxRef> parse(String id, String workspace, String name) {
+        boolean valid = id != null
+                && Identifiers.isCanonicalUuid(id)
+                && workspace != null
+                && workspace.length() <= Identifiers.MAX_LABEL_LENGTH
+                && Identifiers.isDnsLabel(workspace)
+                && name != null
+                && name.length() <= Identifiers.MAX_LABEL_LENGTH
+                && Identifiers.isDnsLabel(name);
+        return valid ? Optional.of(new SandboxRef(id, workspace, name)) : Optional.empty();
+    }
+
+    /**
+     * The ref that the stamps {@link Labels#SANDBOX_ID}, {@link Labels#WORKSPACE} and {@link Labels#NAME} in {@code
+     * stamps} name; empty when any is absent or malformed.
+     */
+    public static Optional<SandboxRef> fromStamps(Map<String, String> stamps) {
+        return parse(stamps.get(Labels.SANDBOX_ID), stamps.get(Labels.WORKSPACE), stamps.get(Labels.NAME));
     }
 
     @Override

@@ -41,11 +41,21 @@ public final class ReferenceBackendProbe implements BackendProbe {
 
     @Override
     public BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest) {
+        return plant(ref, gatewayId, policyDigest, StoredResource.State.RUNNING);
+    }
+
+    @Override
+    public BackendResource plantStopped(SandboxRef ref, String gatewayId, String policyDigest) {
+        return plant(ref, gatewayId, policyDigest, StoredResource.State.STOPPED);
+    }
+
+    /** Stored under its id, as the driver stores a sandbox (the reference driver derives no name from the ref). */
+    private BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest, StoredResource.State state) {
         var resource = new StoredResource(
                 gatewayId,
                 ref.id(),
                 UUID.randomUUID().toString(),
-                StoredResource.State.RUNNING,
+                state,
                 Map.of(
                         Labels.MANAGED_BY,
                         Labels.MANAGED_BY_VALUE,

@@ -5,6 +5,7 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass
 
 import dev.sandgate.conformance.selftest.broken.AllowListNotOnStartKit;
 import dev.sandgate.conformance.selftest.broken.ClaimsFewerCapabilitiesKit;
+import dev.sandgate.conformance.selftest.broken.CreateAdoptsANameHeldByAnotherIdKit;
 import dev.sandgate.conformance.selftest.broken.CreateIgnoresIdentityKit;
 import dev.sandgate.conformance.selftest.broken.DropsEmptyEnvironmentOnRestartKit;
 import dev.sandgate.conformance.selftest.broken.DropsEnvironmentKit;
@@ -21,7 +22,9 @@ import dev.sandgate.conformance.selftest.broken.NonIdempotentStopKit;
 import dev.sandgate.conformance.selftest.broken.PolicyOnlyOnTheFirstStartKit;
 import dev.sandgate.conformance.selftest.broken.PolicyOnlyWithSeveralFieldsKit;
 import dev.sandgate.conformance.selftest.broken.RegressesGenerationInWatchKit;
+import dev.sandgate.conformance.selftest.broken.ReportsRestartsAsDeletionsKit;
 import dev.sandgate.conformance.selftest.broken.RetriesOntoAReplacedResourceKit;
+import dev.sandgate.conformance.selftest.broken.StartsByNameAfterCheckingTheIdKit;
 import dev.sandgate.conformance.selftest.broken.StopActsByNameKit;
 import dev.sandgate.conformance.selftest.broken.UserLabelsWinKit;
 import java.util.Optional;
@@ -41,7 +44,7 @@ import org.junit.platform.testkit.engine.EngineTestKit;
  * test passes and none is skipped.
  */
 class BrokenDriversAreCaughtTest {
-    private static final String LEAK_CHECK = "after the class: nothing the kit created survives";
+    private static final String LEAK_CHECK = "required_nothingTheKitCreatedSurvives";
 
     @Test
     void nameFallbackOnDeleteFailsTheAbsentIdAndNameReuseTests() {
@@ -106,6 +109,8 @@ class BrokenDriversAreCaughtTest {
                 "required_aSameNamedResourceWithAnotherIdIsNeverTouched[STOP]",
                 "required_aSameNamedResourceWithAnotherIdIsNeverTouched[START]",
                 "required_aSameNamedResourceWithAnotherIdIsNeverTouched[DELETE]",
+                "required_aRelaunchOfTheStoppedGenerationNeverTouchesAReplacement[ANOTHER_ID_SAME_NAME]",
+                "required_aRelaunchOfTheStoppedGenerationNeverTouchesAReplacement[NEW_INCARNATION_OF_THE_ID]",
                 "required_stopStopsTheExecutionAndKeepsTheSandbox",
                 "required_deleteRemovesEveryResourceOfTheSandbox",
                 "required_startAtTheSameGenerationRelaunchesAStoppedSandbox");
@@ -113,11 +118,30 @@ class BrokenDriversAreCaughtTest {
 
     @Test
     void retryingOntoAReplacedResourceFailsTheNewIncarnationTests() {
-        // START is protected by the Start(G) rules: the replacement runs, so the retried start is refused.
+        // The START races plant a stopped replacement, which the retried start would launch.
         assertFails(
                 RetriesOntoAReplacedResourceKit.class,
                 "required_aNewIncarnationOfTheSameIdIsNeverTouched[STOP]",
-                "required_aNewIncarnationOfTheSameIdIsNeverTouched[DELETE]");
+                "required_aNewIncarnationOfTheSameIdIsNeverTouched[START]",
+                "required_aNewIncarnationOfTheSameIdIsNeverTouched[DELETE]",
+                "required_aRelaunchOfTheStoppedGenerationNeverTouchesAReplacement[NEW_INCARNATION_OF_THE_ID]");
+    }
+
+    @Test
+    void aStartThatChecksTheIdThenLaunchesByNameFailsTheStartRaceTests() {
+        assertFails(
+                StartsByNameAfterCheckingTheIdKit.class,
+                "required_aSameNamedResourceWithAnotherIdIsNeverTouched[START]",
+                "required_aNewIncarnationOfTheSameIdIsNeverTouched[START]",
+                "required_aRelaunchOfTheStoppedGenerationNeverTouchesAReplacement[ANOTHER_ID_SAME_NAME]",
+                "required_aRelaunchOfTheStoppedGenerationNeverTouchesAReplacement[NEW_INCARNATION_OF_THE_ID]");
+    }
+
+    @Test
+    void aCreateThatAdoptsANameHeldByAnotherIdFailsTheHeldNameTest() {
+        assertFails(
+                CreateAdoptsANameHeldByAnotherIdKit.class,
+                "required_createOfANewIdWhoseNameAnotherIdHoldsFailsPreconditionAndTouchesNothing");
     }
 
     @Test
@@ -128,6 +152,11 @@ class BrokenDriversAreCaughtTest {
     @Test
     void duplicateDeletedEventsFailTheExactlyOnceTest() {
         assertFails(DuplicatesDeletedEventsKit.class, "required_eachDeletionIsDeliveredExactlyOnce");
+    }
+
+    @Test
+    void restartsReportedAsDeletionsFailTheRestartWatchTest() {
+        assertFails(ReportsRestartsAsDeletionsKit.class, "required_stopAndStartAreNeverReportedAsDeletions");
     }
 
     @Test

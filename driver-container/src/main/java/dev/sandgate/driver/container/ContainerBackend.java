@@ -92,6 +92,18 @@ final class ContainerBackend implements AutoCloseable {
         return assemble(listed);
     }
 
+    /**
+     * The id of another sandbox of this gateway whose containers carry {@code ref}'s workspace and name, if any. One
+     * list call.
+     */
+    Optional<String> nameHolder(SandboxRef ref) {
+        return list(Map.of(Labels.GATEWAY_ID, gatewayId, Labels.WORKSPACE, ref.workspace(), Labels.NAME, ref.name()))
+                .stream()
+                .map(container -> container.labels().get(Labels.SANDBOX_ID))
+                .filter(id -> id != null && !id.equals(ref.id()))
+                .findFirst();
+    }
+
     /** The containers of every sandbox of this gateway, by sandbox id. One list call. */
     Map<String, SandboxContainers> findAll() {
         Map<String, List<ListedContainer>> bySandbox = new LinkedHashMap<>();

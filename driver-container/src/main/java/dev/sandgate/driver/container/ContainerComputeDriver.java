@@ -15,7 +15,6 @@ import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.LaunchInput;
-import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
@@ -54,7 +53,9 @@ import org.slf4j.LoggerFactory;
  *
  * A sandbox's containers are found by the labels {@code sandgate.dev/gateway-id} and {@code sandgate.dev/sandbox-id},
  * never by name; the one with the highest generation is current. Its workspace and name stamps must match the
- * request, else FAILED_PRECONDITION before anything changes; stop and delete check the expected generation against
+ * request, else FAILED_PRECONDITION before anything changes; a create of a new id whose workspace and name another
+ * sandbox's containers carry is FAILED_PRECONDITION too (container names carry the id, so the engine would not
+ * refuse it); stop and delete check the expected generation against
  * its generation stamp. Stop and delete take the container ID and labels from the index when it has them (labels are
  * immutable, so the checks are the same), else from the engine's list; create and start always list. Mutations take
  * the container ID resolved that way, after {@link MutationHook#beforeMutation}: a container that is gone by then
@@ -64,7 +65,7 @@ import org.slf4j.LoggerFactory;
  * <h2>Engine calls</h2>
  *
  * <ul>
- *   <li>create: list; create the volume (the engines answer an existing volume's create with that volume, whose
+ *   <li>create: list; [list by workspace and name, for a new id]; create the volume (the engines answer an existing volume's create with that volume, whose
  *       stamps are checked); create the container (on "no such image": pull, create again); start.
  *   <li>stop: [list if not indexed]; stop; inspect until the engine reports it stopped (the exit code decides
  *       STOPPED or FAILED).
@@ -169,6 +170,10 @@ public final class ContainerComputeDriver implements ComputeDriver {
             if (existing.isPresent()) {
                 return createOverExisting(ref, launch, existing.get(), version);
             }
+            Optional<String> holder = backend.nameHolder(ref);
+            if (holder.isPresent()) {
+                throw DriverException.sandboxIdMismatch(ref, holder.get());
+            }
             ContainerRecipe recipe = ContainerRecipe.of(spec);
             Map<String, String> labels = backend.containerLabels(ref, recipe, launch);
             String name = ContainerNaming.containerName(ref, launch.generation(), 1);
@@ -229,11 +234,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
             index.put(ref.id(), known(found, Optional.empty(), false), version);
             return new CreateResult(observeListed(ref, current, "create"), false);
         }
-        throw new DriverException(
-                DriverErrorCode.ALREADY_EXISTS,
-                "sandbox " + ref.id() + " already exists at generation " + generation + " with policy " + digest
-                        + ", not at generation " + launch.generation() + " with policy "
-                        + launch.policy().digest());
+        throw DriverException.alreadyExists(ref, launch, generation, digest);
     }
 
     @Override
@@ -296,31 +297,15 @@ public final class ContainerComputeDriver implements ComputeDriver {
             int attempt = 1;
             if (generation == requested) {
                 if (!digest.equals(launch.policy().digest())) {
-                    throw new DriverException(
-                            DriverErrorCode.FAILED_PRECONDITION,
-                            "sandbox " + ref.id() + " carries generation " + generation + " with another policy",
-                            List.of(new Mismatch(
-                                    Mismatch.POLICY_DIGEST, launch.policy().digest(), digest)),
-                            null);
+                    throw DriverException.policyDigestMismatch(
+                            ref, launch.policy().digest(), digest);
                 }
                 if (current.running()) {
                     return new StartResult(observeListed(ref, current, "start"), false);
                 }
                 attempt = nextAttempt(ref, requested, found.names());
-            } else if (generation > requested) {
-                throw new DriverException(
-                        DriverErrorCode.FAILED_PRECONDITION,
-                        "launch input generation " + requested + " is older than generation " + generation
-                                + " of sandbox " + ref.id(),
-                        List.of(new Mismatch(Mismatch.GENERATION, Long.toString(requested), Long.toString(generation))),
-                        null);
-            } else if (current.running()) {
-                throw new DriverException(
-                        DriverErrorCode.FAILED_PRECONDITION,
-                        "sandbox " + ref.id() + " runs generation " + generation + "; stop it before launching "
-                                + requested,
-                        List.of(new Mismatch(Mismatch.GENERATION, Long.toString(requested), Long.toString(generation))),
-                        null);
+            } else if (generation > requested || current.running()) {
+                throw DriverException.launchRefused(ref, requested, generation);
             }
             return launch(ref, launch, found, attempt, version);
         });
@@ -557,10 +542,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
     }
 
     private static DriverException replaced(SandboxRef ref, String containerId, String operation) {
-        return new DriverException(
-                DriverErrorCode.ABORTED,
-                "container " + containerId + " of sandbox " + ref.id() + " was removed or replaced between lookup and "
-                        + operation + "; nothing was changed");
+        return DriverException.replaced(ref, containerId, operation);
     }
 
     /**

@@ -74,16 +74,7 @@ public final class ContainerStamps {
 
     /** The generation stamped in {@code labels}; empty if absent or malformed. */
     public static OptionalLong generation(Map<String, String> labels) {
-        String value = labels.get(Labels.GENERATION);
-        if (value == null) {
-            return OptionalLong.empty();
-        }
-        try {
-            long generation = Long.parseLong(value);
-            return generation >= 1 ? OptionalLong.of(generation) : OptionalLong.empty();
-        } catch (NumberFormatException e) {
-            return OptionalLong.empty();
-        }
+        return Labels.parseGeneration(labels.get(Labels.GENERATION));
     }
 
     /**
@@ -92,11 +83,8 @@ public final class ContainerStamps {
      * @throws DriverException INTERNAL if the stamps are missing or malformed ({@code what} names the resource)
      */
     public static SandboxRef ref(Map<String, String> labels, String what) {
-        try {
-            return new SandboxRef(labels.get(Labels.SANDBOX_ID), labels.get(Labels.WORKSPACE), labels.get(Labels.NAME));
-        } catch (DriverException e) {
-            throw new DriverException(
-                    DriverErrorCode.INTERNAL, what + " carries malformed sandgate stamps: " + e.getMessage(), e);
-        }
+        return SandboxRef.fromStamps(labels)
+                .orElseThrow(() -> new DriverException(
+                        DriverErrorCode.INTERNAL, what + " carries missing or malformed sandgate identity stamps"));
     }
 }

@@ -92,6 +92,7 @@ class ContainerStampsTest {
                 () -> ContainerStamps.ref(Map.of(Labels.SANDBOX_ID, "not-a-uuid"), "container abc"));
 
         assertThat(error.code()).isEqualTo(DriverErrorCode.INTERNAL);
-        assertThat(error.getMessage()).startsWith("container abc carries malformed sandgate stamps");
+        assertThat(error.getMessage())
+                .startsWith("container abc carries missing or malformed sandgate identity stamps");
     }
 }

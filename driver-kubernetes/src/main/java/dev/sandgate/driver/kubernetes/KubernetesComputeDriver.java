@@ -226,25 +226,13 @@ final class KubernetesComputeDriver implements ComputeDriver {
 
     private CreateResult existingForCreate(SandboxRef ref, SandboxSpec spec, LaunchInput launch, Located existing) {
         verifyIdentity(ref, existing);
-        List<Mismatch> mismatches = new ArrayList<>();
-        if (existing.stamps().generation() != launch.generation()) {
-            mismatches.add(new Mismatch(
-                    Mismatch.GENERATION,
-                    Long.toString(launch.generation()),
-                    Long.toString(existing.stamps().generation())));
-        }
-        if (!existing.stamps().policyDigest().equals(launch.policy().digest())) {
-            mismatches.add(new Mismatch(
-                    Mismatch.POLICY_DIGEST,
-                    launch.policy().digest(),
-                    existing.stamps().policyDigest()));
-        }
-        if (!mismatches.isEmpty()) {
-            throw new DriverException(
-                    DriverErrorCode.ALREADY_EXISTS,
-                    "sandbox " + ref.id() + " already exists with another launch input",
-                    mismatches,
-                    null);
+        if (existing.stamps().generation() != launch.generation()
+                || !existing.stamps().policyDigest().equals(launch.policy().digest())) {
+            throw DriverException.alreadyExists(
+                    ref,
+                    launch,
+                    existing.stamps().generation(),
+                    existing.stamps().policyDigest());
         }
         ensureEnvironment(existing.namespace(), ref, spec, existing.object());
         return new CreateResult(observe(existing), false);
@@ -422,37 +410,20 @@ final class KubernetesComputeDriver implements ComputeDriver {
                 boolean ended = desiredRunning && (state == SandboxState.FAILED || state == SandboxState.STOPPED);
                 boolean active = desiredRunning && !ended;
                 if (launch.generation() < current) {
-                    throw new DriverException(
-                            DriverErrorCode.FAILED_PRECONDITION,
-                            "sandbox " + ref.id() + " is at execution generation " + current
-                                    + "; the launch input of generation " + launch.generation() + " is older",
-                            List.of(new Mismatch(
-                                    Mismatch.GENERATION, Long.toString(launch.generation()), Long.toString(current))),
-                            null);
+                    throw DriverException.launchRefused(ref, launch.generation(), current);
                 }
                 if (launch.generation() == current
                         && !sandbox.stamps()
                                 .policyDigest()
                                 .equals(launch.policy().digest())) {
-                    throw new DriverException(
-                            DriverErrorCode.FAILED_PRECONDITION,
-                            "sandbox " + ref.id() + " carries another policy digest for generation " + current,
-                            List.of(new Mismatch(
-                                    Mismatch.POLICY_DIGEST,
-                                    launch.policy().digest(),
-                                    sandbox.stamps().policyDigest())),
-                            null);
+                    throw DriverException.policyDigestMismatch(
+                            ref, launch.policy().digest(), sandbox.stamps().policyDigest());
                 }
                 if (active) {
                     if (launch.generation() == current) {
                         return new StartResult(observe(sandbox), false);
                     }
-                    throw new DriverException(
-                            DriverErrorCode.FAILED_PRECONDITION,
-                            "sandbox " + ref.id() + " runs execution generation " + current + "; stop it first",
-                            List.of(new Mismatch(
-                                    Mismatch.GENERATION, Long.toString(launch.generation()), Long.toString(current))),
-                            null);
+                    throw DriverException.launchRefused(ref, launch.generation(), current);
                 }
                 if (SandboxManifests.networkNone(launch) && settings.networkNone() == NetworkNoneMode.NETWORK_POLICY) {
                     ensureDenyAllPolicy(sandbox.namespace());

@@ -1,6 +1,5 @@
 package dev.sandgate.driver.kubernetes;
 
-import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
@@ -10,6 +9,7 @@ import io.fabric8.kubernetes.api.model.ObjectMeta;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 
 /** Reading Sandbox objects: the stamps the driver put on them and the state the controller reports. */
@@ -35,20 +35,14 @@ final class SandboxObjects {
         String name = annotations.get(Labels.NAME);
         String generation = labels.get(Labels.GENERATION);
         String digest = annotations.get(Labels.POLICY_DIGEST);
-        if (id == null || workspace == null || name == null || generation == null || digest == null) {
+        Optional<SandboxRef> ref = SandboxRef.parse(id, workspace, name);
+        OptionalLong parsed = Labels.parseGeneration(generation);
+        if (ref.isEmpty() || parsed.isEmpty() || digest == null) {
             return Optional.empty();
         }
-        try {
-            long parsed = Long.parseLong(generation);
-            if (parsed < 1) {
-                return Optional.empty();
-            }
-            Map<String, String> user = new TreeMap<>(labels);
-            user.keySet().removeIf(Labels::isReserved);
-            return Optional.of(new Stamps(new SandboxRef(id, workspace, name), parsed, digest, user));
-        } catch (NumberFormatException | DriverException e) {
-            return Optional.empty();
-        }
+        Map<String, String> user = new TreeMap<>(labels);
+        user.keySet().removeIf(Labels::isReserved);
+        return Optional.of(new Stamps(ref.get(), parsed.getAsLong(), digest, user));
     }
 
     /** The object's UID, its immutable backend identifier. */

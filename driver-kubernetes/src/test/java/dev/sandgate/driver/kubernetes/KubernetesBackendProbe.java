@@ -89,6 +89,17 @@ final class KubernetesBackendProbe implements BackendProbe {
 
     @Override
     public BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest) {
+        return plant(ref, gatewayId, policyDigest, true);
+    }
+
+    /** Planted suspended, as the driver stops a sandbox; returned once the controller reports it Suspended. */
+    @Override
+    public BackendResource plantStopped(SandboxRef ref, String gatewayId, String policyDigest) {
+        return plant(ref, gatewayId, policyDigest, false);
+    }
+
+    /** Named as the driver names {@code ref}'s Sandbox ({@link ResourceNames#sandboxName}), in its namespace. */
+    private BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest, boolean running) {
         String sandboxNamespace = namespaceOf(ref);
         Map<String, String> labels = new TreeMap<>();
         labels.put(Labels.MANAGED_BY, Labels.MANAGED_BY_VALUE);
@@ -117,9 +128,9 @@ final class KubernetesBackendProbe implements BackendProbe {
                                 "resources",
                                 Map.of("requests", Map.of("storage", "1Gi"))))));
         if ("v1alpha1".equals(sandboxes.getVersion())) {
-            spec.put("replicas", 1);
+            spec.put("replicas", running ? 1 : 0);
         } else {
-            spec.put("operatingMode", "Running");
+            spec.put("operatingMode", running ? "Running" : "Suspended");
         }
         planted.add(ref.id());
         GenericKubernetesResource created = client.genericKubernetesResources(sandboxes)
@@ -136,10 +147,11 @@ final class KubernetesBackendProbe implements BackendProbe {
                         .withAdditionalProperties(Map.of("spec", spec))
                         .build())
                 .create();
-        return awaitRunning(created);
+        return awaitState(created, running);
     }
 
-    private BackendResource awaitRunning(GenericKubernetesResource created) {
+    /** Waits until the controller reports the planted Sandbox Ready, or Suspended, for its current spec. */
+    private BackendResource awaitState(GenericKubernetesResource created, boolean ready) {
         long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
         long pause = 5;
         while (true) {
@@ -150,13 +162,14 @@ final class KubernetesBackendProbe implements BackendProbe {
             if (now != null
                     && now.getMetadata().getUid().equals(created.getMetadata().getUid())) {
                 BackendResource resource = toResource(now);
-                if (resource.running()) {
+                if (ready ? resource.running() : suspended(now)) {
                     return resource;
                 }
             }
             if (System.nanoTime() > deadline) {
-                throw new IllegalStateException("the planted Sandbox "
-                        + created.getMetadata().getName() + " was not Ready within " + READY_TIMEOUT);
+                throw new IllegalStateException(
+                        "the planted Sandbox " + created.getMetadata().getName() + " was not "
+                                + (ready ? "Ready" : "Suspended") + " within " + READY_TIMEOUT);
             }
             try {
                 TimeUnit.MILLISECONDS.sleep(pause);
@@ -497,6 +510,22 @@ final class KubernetesBackendProbe implements BackendProbe {
             }
         }
         return new BackendResource(sandbox.getMetadata().getUid(), running(sandbox), stamps);
+    }
+
+    /** The controller reports the Sandbox Suspended for its current spec. */
+    @SuppressWarnings("unchecked")
+    private static boolean suspended(GenericKubernetesResource sandbox) {
+        Object status = sandbox.getAdditionalProperties().get("status");
+        if (!(status instanceof Map<?, ?> statusMap) || !(statusMap.get("conditions") instanceof List<?> conditions)) {
+            return false;
+        }
+        long generation = sandbox.getMetadata().getGeneration();
+        return conditions.stream()
+                .map(condition -> (Map<String, Object>) condition)
+                .anyMatch(condition -> "Suspended".equals(condition.get("type"))
+                        && "True".equals(condition.get("status"))
+                        && condition.get("observedGeneration") instanceof Number observed
+                        && observed.longValue() == generation);
     }
 
     /** The controller reports the pod Ready for the Sandbox's current spec, which asks for a running pod. */

@@ -24,7 +24,6 @@ import dev.sandgate.spi.WatchSubscription;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -101,11 +100,11 @@ final class ReferenceDriver implements ComputeDriver {
                         && launch.policy().digest().equals(digest)) {
                     return new CreateResult(observe(resource), false);
                 }
-                throw new DriverException(
-                        DriverErrorCode.ALREADY_EXISTS,
-                        "sandbox " + ref.id() + " exists at generation " + generation + " with policy " + digest,
-                        alreadyExistsDetail(launch, generation, digest),
-                        null);
+                throw DriverException.alreadyExists(ref, launch, generation, digest);
+            }
+            Optional<String> holder = nameHolder(ref);
+            if (holder.isPresent()) {
+                throw DriverException.sandboxIdMismatch(ref, holder.get());
             }
             var stamps = new TreeMap<>(spec.labels());
             stamps.putAll(managedStamps(ref, launch));
@@ -269,12 +268,25 @@ final class ReferenceDriver implements ComputeDriver {
                 || !gatewayId.equals(resource.label(Labels.GATEWAY_ID))) {
             return Optional.empty(); // not a sandbox of this gateway's layout
         }
-        try {
-            return Optional.of(new DirectoryWatch.Seen(resource.backendId(), observe(resource)));
-        } catch (DriverException e) {
-            LOG.log(Level.WARNING, "skipping resource {0}: {1}", resource.key(), e.getMessage());
+        if (SandboxRef.fromStamps(resource.labels()).isEmpty()
+                || Labels.parseGeneration(resource.label(Labels.GENERATION)).isEmpty()) {
+            LOG.log(Level.WARNING, "skipping resource {0}: malformed identity or generation stamps", resource.key());
             return Optional.empty();
         }
+        return Optional.of(new DirectoryWatch.Seen(resource.backendId(), observe(resource)));
+    }
+
+    /**
+     * The id of another sandbox of this gateway stamped with {@code ref}'s workspace and name, if any. Resources are
+     * stored by id, so a name is found by reading the stamps of every record.
+     */
+    private Optional<String> nameHolder(SandboxRef ref) {
+        return backend.list(gatewayId).stream()
+                .filter(resource -> ref.workspace().equals(resource.label(Labels.WORKSPACE))
+                        && ref.name().equals(resource.label(Labels.NAME))
+                        && !ref.id().equals(resource.label(Labels.SANDBOX_ID)))
+                .map(resource -> String.valueOf(resource.label(Labels.SANDBOX_ID)))
+                .findFirst();
     }
 
     /** The resource carrying {@code ref.id()}, verified; NOT_FOUND or FAILED_PRECONDITION otherwise. */
@@ -315,10 +327,7 @@ final class ReferenceDriver implements ComputeDriver {
 
     private StoredResource requireSameIncarnation(SandboxRef ref, StoredResource resolved, StoredResource now) {
         if (!now.backendId().equals(resolved.backendId())) {
-            throw new DriverException(
-                    DriverErrorCode.ABORTED,
-                    "the resource of sandbox " + ref.id() + " was replaced between lookup and mutation; nothing was"
-                            + " changed");
+            throw DriverException.replaced(ref, resolved.backendId(), "mutation");
         }
         return verified(ref, now);
     }
@@ -330,29 +339,12 @@ final class ReferenceDriver implements ComputeDriver {
         String digest = launch.policy().digest();
         if (current == launch.generation()) {
             if (!digest.equals(currentDigest)) {
-                throw new DriverException(
-                        DriverErrorCode.FAILED_PRECONDITION,
-                        "sandbox " + ref.id() + " carries generation " + current + " with another policy",
-                        List.of(new Mismatch(Mismatch.POLICY_DIGEST, digest, String.valueOf(currentDigest))),
-                        null);
+                throw DriverException.policyDigestMismatch(ref, digest, currentDigest);
             }
             return !resource.running();
         }
-        if (current > launch.generation()) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "launch input generation " + launch.generation() + " is older than generation " + current
-                            + " of sandbox " + ref.id(),
-                    List.of(generationMismatch(launch.generation(), current)),
-                    null);
-        }
-        if (resource.running()) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "sandbox " + ref.id() + " runs generation " + current + "; stop it before launching "
-                            + launch.generation(),
-                    List.of(generationMismatch(launch.generation(), current)),
-                    null);
+        if (current > launch.generation() || resource.running()) {
+            throw DriverException.launchRefused(ref, launch.generation(), current);
         }
         if (!capabilities.launchPolicyOnStart() && !digest.equals(currentDigest)) {
             throw new DriverException(
@@ -410,31 +402,10 @@ final class ReferenceDriver implements ComputeDriver {
 
     private static long generation(StoredResource resource) {
         String stamp = resource.label(Labels.GENERATION);
-        try {
-            long generation = Long.parseLong(String.valueOf(stamp));
-            if (generation >= 1) {
-                return generation;
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new DriverException(
-                DriverErrorCode.INTERNAL, "resource " + resource.key() + " carries generation stamp '" + stamp + "'");
-    }
-
-    private static Mismatch generationMismatch(long expected, long actual) {
-        return new Mismatch(Mismatch.GENERATION, Long.toString(expected), Long.toString(actual));
-    }
-
-    private static List<Mismatch> alreadyExistsDetail(LaunchInput launch, long generation, String digest) {
-        var mismatches = new ArrayList<Mismatch>(2);
-        if (generation != launch.generation()) {
-            mismatches.add(generationMismatch(launch.generation(), generation));
-        }
-        if (!launch.policy().digest().equals(digest)) {
-            mismatches.add(new Mismatch(Mismatch.POLICY_DIGEST, launch.policy().digest(), String.valueOf(digest)));
-        }
-        return mismatches;
+        return Labels.parseGeneration(stamp)
+                .orElseThrow(() -> new DriverException(
+                        DriverErrorCode.INTERNAL,
+                        "resource " + resource.key() + " carries generation stamp '" + stamp + "'"));
     }
 
     private void requireOpen() {

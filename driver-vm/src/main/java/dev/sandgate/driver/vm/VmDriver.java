@@ -117,7 +117,11 @@ final class VmDriver implements ComputeDriver {
                         && record.policyDigest().equals(launch.policy().digest())) {
                     return new CreateResult(observe(record), false);
                 }
-                throw alreadyExists(ref, record, launch);
+                throw DriverException.alreadyExists(ref, launch, record.generation(), record.policyDigest());
+            }
+            Optional<String> holder = nameHolder(ref);
+            if (holder.isPresent()) {
+                throw DriverException.sandboxIdMismatch(ref, holder.get());
             }
             var record = new VmRecord(
                     UUID.randomUUID().toString(),
@@ -331,35 +335,31 @@ final class VmDriver implements ComputeDriver {
         boolean running = record.liveProcess().isPresent();
         if (current == launch.generation()) {
             if (!launch.policy().digest().equals(record.policyDigest())) {
-                throw new DriverException(
-                        DriverErrorCode.FAILED_PRECONDITION,
-                        "sandbox " + ref.id() + " carries generation " + current + " with another policy",
-                        List.of(new Mismatch(
-                                Mismatch.POLICY_DIGEST, launch.policy().digest(), record.policyDigest())),
-                        null);
+                throw DriverException.policyDigestMismatch(ref, launch.policy().digest(), record.policyDigest());
             }
             return !running;
         }
-        if (current > launch.generation()) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "launch input generation " + launch.generation() + " is older than generation " + current
-                            + " of sandbox " + ref.id(),
-                    List.of(generationMismatch(launch.generation(), current)),
-                    null);
-        }
-        if (running) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "sandbox " + ref.id() + " runs generation " + current + "; stop it before launching "
-                            + launch.generation(),
-                    List.of(generationMismatch(launch.generation(), current)),
-                    null);
+        if (current > launch.generation() || running) {
+            throw DriverException.launchRefused(ref, launch.generation(), current);
         }
         return true;
     }
 
     // ---- identity
+
+    /**
+     * The id of another sandbox of this gateway whose record carries {@code ref}'s workspace and name, if any. State
+     * directories are keyed by id, so a name is found by reading every record.
+     */
+    private Optional<String> nameHolder(SandboxRef ref) {
+        return store.list(gatewayId, (directory, problem) -> {}).stream()
+                .map(StateStore.Entry::record)
+                .filter(record -> ref.workspace().equals(record.workspace())
+                        && ref.name().equals(record.name())
+                        && !ref.id().equals(record.sandboxId()))
+                .map(VmRecord::sandboxId)
+                .findFirst();
+    }
 
     /** The record carrying {@code ref.id()}, verified; NOT_FOUND or FAILED_PRECONDITION otherwise. */
     private VmRecord resolve(SandboxRef ref) {
@@ -396,10 +396,7 @@ final class VmDriver implements ComputeDriver {
 
     private VmRecord requireSameIncarnation(SandboxRef ref, VmRecord resolved, VmRecord now) {
         if (!now.backendId().equals(resolved.backendId())) {
-            throw new DriverException(
-                    DriverErrorCode.ABORTED,
-                    "the state directory of sandbox " + ref.id() + " was replaced between lookup and mutation;"
-                            + " nothing was changed");
+            throw DriverException.replaced(ref, resolved.backendId(), "mutation");
         }
         return verified(ref, now);
     }
@@ -510,26 +507,6 @@ final class VmDriver implements ComputeDriver {
     }
 
     // ---- errors
-
-    private static DriverException alreadyExists(SandboxRef ref, VmRecord record, LaunchInput launch) {
-        var mismatches = new ArrayList<Mismatch>(2);
-        if (record.generation() != launch.generation()) {
-            mismatches.add(generationMismatch(launch.generation(), record.generation()));
-        }
-        if (!record.policyDigest().equals(launch.policy().digest())) {
-            mismatches.add(new Mismatch(Mismatch.POLICY_DIGEST, launch.policy().digest(), record.policyDigest()));
-        }
-        return new DriverException(
-                DriverErrorCode.ALREADY_EXISTS,
-                "sandbox " + ref.id() + " exists at generation " + record.generation() + " with policy "
-                        + record.policyDigest(),
-                mismatches,
-                null);
-    }
-
-    private static Mismatch generationMismatch(long expected, long actual) {
-        return new Mismatch(Mismatch.GENERATION, Long.toString(expected), Long.toString(actual));
-    }
 
     private void requireOpen() {
         if (closed) {

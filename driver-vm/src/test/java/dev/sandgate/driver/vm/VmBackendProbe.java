@@ -77,6 +77,17 @@ final class VmBackendProbe implements BackendProbe {
 
     @Override
     public BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest) {
+        return plant(ref, gatewayId, policyDigest, true);
+    }
+
+    /** A sandbox directory whose record says STOPPED, without a QEMU process: what the driver's stop leaves. */
+    @Override
+    public BackendResource plantStopped(SandboxRef ref, String gatewayId, String policyDigest) {
+        return plant(ref, gatewayId, policyDigest, false);
+    }
+
+    /** In the directory the driver keeps {@code ref} in (keyed by its id: the driver derives no name from it). */
+    private BackendResource plant(SandboxRef ref, String gatewayId, String policyDigest, boolean running) {
         var store = new StateStore(root);
         var qemu = new Qemu(settings);
         Path directory = store.sandboxDirectory(gatewayId, ref.id());
@@ -92,14 +103,16 @@ final class VmBackendProbe implements BackendProbe {
                     1, LaunchPolicy.digestOf(document), document, StaticPolicy.DEFAULT, DynamicPolicy.EMPTY);
             var launch = new LaunchInput(1, guestPolicy);
             ConfigDisk.write(directory.resolve(StateStore.CONFIG_DISK), ref, spec, launch);
-            ProcessIdentity process = qemu.launch(directory, qemu.arguments(settings.image(spec.image()), ref, launch));
+            Optional<ProcessIdentity> process = running
+                    ? Optional.of(qemu.launch(directory, qemu.arguments(settings.image(spec.image()), ref, launch)))
+                    : Optional.empty();
             var record = new VmRecord(
                     UUID.randomUUID().toString(),
                     VmRecord.stamps(spec.labels(), gatewayId, ref, 1, policyDigest),
                     spec,
                     1,
-                    VmRecord.Phase.RUNNING,
-                    Optional.of(process));
+                    running ? VmRecord.Phase.RUNNING : VmRecord.Phase.STOPPED,
+                    process);
             store.write(directory, record);
             planted.add(ref.id());
         } catch (IOException e) {

@@ -7,12 +7,16 @@ import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
+import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
+import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
+import dev.sandgate.spi.StaticPolicy;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -109,6 +113,24 @@ class VmDriverIdentityTest {
                         DriverException.class,
                         e -> assertThat(e.code()).isEqualTo(DriverErrorCode.FAILED_PRECONDITION));
         assertThat(driver.list()).isEmpty();
+    }
+
+    @Test
+    void aCreateOfANewIdWhoseNameAnotherIdsRecordHoldsIsRefusedBeforeAnythingIsWritten() {
+        SandboxRef holder = new SandboxRef(Identifiers.newSandboxId(), "team", "held");
+        writeRecord(store.sandboxDirectory(GATEWAY, holder.id()), holder, Optional.empty());
+        SandboxRef newcomer = new SandboxRef(Identifiers.newSandboxId(), "team", "held");
+        byte[] document = "{}".getBytes(StandardCharsets.UTF_8);
+        var launch =
+                new LaunchInput(1, new LaunchPolicy(1, DIGEST, document, StaticPolicy.DEFAULT, DynamicPolicy.EMPTY));
+
+        assertThatThrownBy(() -> driver.create(newcomer, SandboxSpec.ofImage("default"), launch))
+                .isInstanceOfSatisfying(DriverException.class, e -> {
+                    assertThat(e.code()).isEqualTo(DriverErrorCode.FAILED_PRECONDITION);
+                    assertThat(e.mismatches())
+                            .containsExactly(new Mismatch(Mismatch.SANDBOX_ID, newcomer.id(), holder.id()));
+                });
+        assertThat(store.sandboxDirectory(GATEWAY, newcomer.id())).doesNotExist();
     }
 
     /** The sleeper's pid with another start time: what a record holds after its QEMU exited and the pid was reused. */

@@ -16,6 +16,7 @@ import com.github.dockerjava.api.model.Volume;
 import dev.sandgate.conformance.AppliedPolicy;
 import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.BackendResource;
+import dev.sandgate.driver.container.ContainerNaming;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.NetworkMode;
 import dev.sandgate.spi.SandboxRef;
@@ -38,7 +39,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
@@ -111,6 +111,14 @@ public final class DockerJavaBackendProbe implements BackendProbe {
         return plant(ref, gatewayId, policyDigest, true);
     }
 
+    /** Like {@link #plant}, then stopped as the driver stops a container (the engine's stop, an orderly exit). */
+    @Override
+    public BackendResource plantStopped(SandboxRef ref, String gatewayId, String policyDigest) {
+        String id = plant(ref, gatewayId, policyDigest, true).backendId();
+        client.stopContainerCmd(id).withTimeout(10).exec();
+        return toResource(client.inspectContainerCmd(id).exec());
+    }
+
     /**
      * Like {@link #plant}, but leaves the container created and not started: what a driver that stopped between
      * creating and starting a container leaves behind.
@@ -136,8 +144,11 @@ public final class DockerJavaBackendProbe implements BackendProbe {
         Map<String, String> labels = new LinkedHashMap<>(identity);
         labels.put(Labels.GENERATION, "1");
         labels.put(Labels.POLICY_DIGEST, policyDigest);
-        String name = "sandgate-probe-" + ref.id().substring(0, 8) + "-"
-                + UUID.randomUUID().toString().substring(0, 6);
+        // The name the driver gives the first container of generation 1, or of its relaunch if that one exists.
+        String name = ContainerNaming.containerName(ref, 1, 1);
+        for (int attempt = 2; containerExists(name); attempt++) {
+            name = ContainerNaming.containerName(ref, 1, attempt);
+        }
         String id = client.createContainerCmd(engine.image())
                 .withName(name)
                 .withLabels(labels)
@@ -153,6 +164,15 @@ public final class DockerJavaBackendProbe implements BackendProbe {
             client.startContainerCmd(id).exec();
         }
         return toResource(client.inspectContainerCmd(id).exec());
+    }
+
+    private boolean containerExists(String name) {
+        try {
+            client.inspectContainerCmd(name).exec();
+            return true;
+        } catch (NotFoundException e) {
+            return false;
+        }
     }
 
     @Override
