@@ -378,16 +378,30 @@ public final class Lifecycle implements AutoCloseable {
                 adm.target(resolved.id(), resolved.generation());
                 try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                     Instant now = now();
-                    SandboxRecord intent = writeSettled(c.target(), resolved.id(), (tx, row) -> {
-                        checkPrecondition(c.precondition(), claim, row);
-                        SandboxRecord updated = tx.updateSandbox(row.toBuilder()
-                                .phase(SandboxPhase.DELETING)
-                                .pending(Optional.of(pending(TransitionKind.DELETE, adm, row.runtimeGeneration(), now)))
-                                .updateTime(now)
-                                .build());
-                        adm.recordPending(tx, row.id(), row.generation());
-                        return updated;
-                    });
+                    SandboxRecord intent =
+                            writeSettled(c.target(), resolved.id(), Superseding::finishBeforeDelete, (tx, row) -> {
+                                checkPrecondition(c.precondition(), claim, row);
+                                // A pending create or start is cancelled here, in the delete's own transaction; the
+                                // delete then removes whatever carries the id, of any generation it may have reached.
+                                PendingTransition delete = pending(
+                                        TransitionKind.DELETE,
+                                        adm,
+                                        row.pending().isPresent() ? 0 : row.runtimeGeneration(),
+                                        now);
+                                row.pending()
+                                        .ifPresent(cancelled -> complete(
+                                                tx,
+                                                cancelled,
+                                                Superseding.cancelledResult(row, cancelled, delete.operationId()),
+                                                now));
+                                SandboxRecord updated = tx.updateSandbox(row.toBuilder()
+                                        .phase(SandboxPhase.DELETING)
+                                        .pending(Optional.of(delete))
+                                        .updateTime(now)
+                                        .build());
+                                adm.recordPending(tx, row.id(), row.generation());
+                                return updated;
+                            });
                     adm.committed(intent.id(), intent.generation());
                     publish(SandboxChange.Type.MODIFIED, intent, currentObservation(intent));
                     faults.reached(FaultPoint.DELETE_AFTER_INTENT);
@@ -514,7 +528,8 @@ public final class Lifecycle implements AutoCloseable {
                     row.generation(),
                     transition.operationId());
             try (SandboxLocks.Held held = locks.acquire(row.id(), settings.defaultWait())) {
-                completePending(row.id(), Commands.Target.byId(row.id()));
+                // Finishing a delete removes the sandbox: that is its completion, not a failure to look it up after.
+                store.sandbox(row.id()).filter(r -> r.pending().isPresent()).ifPresent(this::finishPending);
             } catch (GatewayException e) {
                 log.warn("recovery of sandbox {} did not complete: {}", row.id(), e.getMessage());
             }
@@ -1047,11 +1062,20 @@ public final class Lifecycle implements AutoCloseable {
      */
     private <T> T writeSettled(
             Commands.Target target, String sandboxId, BiFunction<StoreTransaction, SandboxRecord, T> decide) {
+        return writeSettled(target, sandboxId, pending -> true, decide);
+    }
+
+    /** {@link #writeSettled} that finishes first only the pending transitions {@code finishFirst} accepts. */
+    private <T> T writeSettled(
+            Commands.Target target,
+            String sandboxId,
+            java.util.function.Predicate<PendingTransition> finishFirst,
+            BiFunction<StoreTransaction, SandboxRecord, T> decide) {
         return settled(
                 sandboxId,
                 () -> store.write(tx -> {
                     SandboxRecord row = reread(tx, target, sandboxId);
-                    return row.pending().isPresent() ? new Unsettled(row) : decide.apply(tx, row);
+                    return row.pending().filter(finishFirst).isPresent() ? new Unsettled(row) : decide.apply(tx, row);
                 }));
     }
 
@@ -1353,6 +1377,7 @@ public final class Lifecycle implements AutoCloseable {
                     RUNTIME_MISSING,
                     RUNTIME_CONFLICT,
                     RUNTIME_ALREADY_EXISTS,
+                    TRANSITION_CANCELLED,
                     DRIVER_INTERNAL -> true;
             case INVALID_FIELD,
                     REQUEST_ID_REUSED,
