@@ -67,7 +67,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The conformance kit every compute driver passes, ours and third parties'. A driver's test extends this class and
- * answers five hooks; every scenario is inherited. About fifteen lines:
+ * answers six hooks; every scenario is inherited. About fifteen lines:
  *
  * <pre>{@code
  * class MyDriverConformanceTest extends ComputeDriverConformanceTest {
@@ -75,6 +75,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  *     protected DriverConfig config() { return DriverConfig.EMPTY.with("my.endpoint", "unix:///run/my.sock"); }
  *     protected BackendProbe probe() { return new MyBackendProbe(); }
  *     protected SandboxSpec runningSpec() { return SandboxSpec.ofImage("localhost/sleeper:1"); }
+ *     protected SandboxSpec permanentlyRefusedSpec() { return SandboxSpec.ofImage("127.0.0.1:1/absent:1"); }
  * }
  * }</pre>
  *
@@ -131,6 +132,15 @@ public abstract class ComputeDriverConformanceTest {
      * workspace must be writable through {@link BackendProbe#writeWorkspaceMarker}.
      */
     protected abstract SandboxSpec runningSpec();
+
+    /**
+     * A spec that passes {@link ComputeDriver#validate} syntax but that the backend will refuse for good when the
+     * driver tries to launch it: an image the backend does not have and cannot get (for an engine, a reference on a
+     * loopback registry nothing listens on, such as {@code 127.0.0.1:1/absent:1}), an object the API server rejects.
+     * The driver must report that refusal as permanent ({@link DriverErrorCode#isTransient()} false) or as a FAILED
+     * sandbox, within {@link #readinessTimeout()}: never as a transient failure, and never by retrying forever.
+     */
+    protected abstract SandboxSpec permanentlyRefusedSpec();
 
     /** How long a launched sandbox may take to be reported RUNNING (and a deleted one to vanish from the probe). */
     protected Duration readinessTimeout() {
@@ -1407,6 +1417,68 @@ public abstract class ComputeDriverConformanceTest {
             throw new AssertionError("interrupted", e);
         } finally {
             threads.shutdownNow();
+        }
+    }
+
+    @Nested
+    @DisplayName("A create the backend can never carry out")
+    class PermanentCreateFailure {
+        /**
+         * A create the backend refuses for good fails with a permanent code (or the sandbox reports FAILED) within the
+         * readiness timeout, and a delete then leaves nothing.
+         */
+        @Test
+        void required_aCreateTheBackendRefusesForGoodFailsPermanentlyAndCanBeDeleted() {
+            SandboxRef ref = kit.newRef("refused");
+            SandboxSpec refused = permanentlyRefusedSpec();
+
+            Object answer = boundedByTheReadinessTimeout(() -> kit.create(ref, refused, kit.launch(1)));
+
+            switch (answer) {
+                case DriverException e ->
+                    assertThat(e.code().isTransient())
+                            .as(
+                                    "a backend that answered it can never launch %s must be reported with a permanent"
+                                            + " code, not %s (the gateway would retry it forever): %s",
+                                    refused.image(), e.code(), e.getMessage())
+                            .isFalse();
+                case CreateResult accepted ->
+                    kit.awaitObservation(
+                            kit.driver,
+                            ref,
+                            observation -> observation.state() == SandboxState.FAILED,
+                            "FAILED (the backend can never launch " + refused.image() + ")");
+                default -> fail("create answered %s", answer);
+            }
+            kit.driver.delete(ref, OptionalLong.empty());
+            kit.awaitNoResource(ref.id(), "after the delete of a sandbox whose create was refused for good");
+        }
+
+        /** The call's result or its DriverException; fails if it has not answered within the readiness timeout. */
+        private Object boundedByTheReadinessTimeout(Callable<Object> call) {
+            ExecutorService thread = Executors.newSingleThreadExecutor();
+            try {
+                Future<Object> answer = thread.submit(() -> {
+                    try {
+                        return call.call();
+                    } catch (DriverException e) {
+                        return e;
+                    }
+                });
+                return answer.get(kit.timeout.toNanos(), TimeUnit.NANOSECONDS);
+            } catch (TimeoutException e) {
+                return fail(
+                        "create of a spec the backend refuses for good did not answer within %s: a permanent failure"
+                                + " must not be retried",
+                        kit.timeout);
+            } catch (ExecutionException e) {
+                throw new AssertionError("create failed with something other than a DriverException", e.getCause());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError("interrupted", e);
+            } finally {
+                thread.shutdownNow();
+            }
         }
     }
 }

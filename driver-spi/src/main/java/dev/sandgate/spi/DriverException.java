@@ -8,6 +8,9 @@ import java.util.List;
  * The one exception drivers throw. It carries a {@link DriverErrorCode} and, for failed preconditions, the
  * {@link Mismatch}es found. The gateway maps it to a gRPC status; drivers never know about gRPC.
  *
+ * <p>Whether the failure is transient (the gateway retries the call) or permanent (the gateway ends the transition
+ * with it) is a property of its code alone: {@link DriverErrorCode#isTransient()}.
+ *
  * <p>Messages must not contain secrets (environment values, tokens, keys).
  */
 public final class DriverException extends RuntimeException {

@@ -36,6 +36,11 @@ class ReferenceDriverConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return SandboxSpec.ofImage("missing/sleeper");
+    }
+
+    @Override
     protected Duration readinessTimeout() {
         return Duration.ofSeconds(10);
     }

@@ -42,6 +42,11 @@ class ReferenceDriverWithFewerCapabilitiesConformanceTest extends ComputeDriverC
     }
 
     @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return SandboxSpec.ofImage("missing/sleeper");
+    }
+
+    @Override
     protected Duration readinessTimeout() {
         return Duration.ofSeconds(10);
     }

@@ -22,6 +22,7 @@ import dev.sandgate.conformance.selftest.broken.NonIdempotentStopKit;
 import dev.sandgate.conformance.selftest.broken.PolicyOnlyOnTheFirstStartKit;
 import dev.sandgate.conformance.selftest.broken.PolicyOnlyWithSeveralFieldsKit;
 import dev.sandgate.conformance.selftest.broken.RegressesGenerationInWatchKit;
+import dev.sandgate.conformance.selftest.broken.ReportsPermanentFailureAsTransientKit;
 import dev.sandgate.conformance.selftest.broken.ReportsRestartsAsDeletionsKit;
 import dev.sandgate.conformance.selftest.broken.RetriesOntoAReplacedResourceKit;
 import dev.sandgate.conformance.selftest.broken.StartsByNameAfterCheckingTheIdKit;
@@ -225,6 +226,13 @@ class BrokenDriversAreCaughtTest {
     void emptyVariablesLostAtEveryStartFailTheEnvironmentTest() {
         assertFails(
                 DropsEmptyEnvironmentOnRestartKit.class, "required_theSpecsEnvironmentReachesEveryExecutionUnchanged");
+    }
+
+    @Test
+    void aPermanentCreateFailureReportedAsTransientFailsThePermanentFailureTest() {
+        assertFails(
+                ReportsPermanentFailureAsTransientKit.class,
+                "required_aCreateTheBackendRefusesForGoodFailsPermanentlyAndCanBeDeleted");
     }
 
     /** Runs the whole kit against {@code brokenKit} and asserts that exactly {@code expected} failed. */

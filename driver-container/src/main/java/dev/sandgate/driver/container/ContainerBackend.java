@@ -343,7 +343,8 @@ final class ContainerBackend implements AutoCloseable {
      * @return the container ID
      * @throws DriverException FAILED_PRECONDITION if {@code name} belongs to a container of another sandbox, ABORTED
      *     if another driver instance created it concurrently, INVALID_ARGUMENT if the engine refuses the settings,
-     *     UNAVAILABLE (or INVALID_ARGUMENT) with the reason when a needed pull fails
+     *     INVALID_ARGUMENT ({@code spec.image}, permanent) with the engine's reason when a needed pull fails,
+     *     UNAVAILABLE when the engine cannot be reached
      */
     String createContainer(
             String name, SandboxRef ref, ContainerRecipe recipe, LaunchInput launch, Map<String, String> labels) {

@@ -29,7 +29,8 @@ public interface EngineDialect {
     /**
      * Pulls {@code image}, blocking until the engine has it, for at most {@code timeout}.
      *
-     * @throws DriverException UNAVAILABLE or INVALID_ARGUMENT with the engine's reason when the pull fails,
+     * @throws DriverException INVALID_ARGUMENT ({@code spec.image}) with the engine's reason when the engine answers that
+     *     the pull failed, UNAVAILABLE when the engine cannot be reached,
      *     DEADLINE_EXCEEDED after {@code timeout}
      */
     default void pullImage(DockerClient client, String image, Duration timeout) {

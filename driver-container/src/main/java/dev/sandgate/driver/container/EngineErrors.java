@@ -81,21 +81,26 @@ public final class EngineErrors {
         return message == null ? failure.getClass().getSimpleName() : message;
     }
 
-    /** A pull of {@code image} failed with {@code failure}: INVALID_ARGUMENT when the registry has no such image. */
+    /**
+     * A pull of {@code image} failed with {@code failure}. The engine's own answer (an HTTP error, or an error in the
+     * pull's stream: no such image, a registry it cannot reach or that refuses it) is permanent: INVALID_ARGUMENT
+     * naming {@code spec.image}. Only a failure to talk to the engine itself is UNAVAILABLE, to be retried.
+     */
     public static DriverException pullFailed(String image, RuntimeException failure) {
         if (failure instanceof DriverException driverException) {
             return driverException;
         }
+        boolean engineAnswered = failure instanceof DockerException || failure instanceof DockerClientException;
         String reason = failure instanceof DockerClientException ? stripPrefix(failure.getMessage()) : reason(failure);
-        DriverErrorCode code =
-                failure instanceof NotFoundException ? DriverErrorCode.INVALID_ARGUMENT : DriverErrorCode.UNAVAILABLE;
-        return pullFailed(image, code, reason, failure);
+        return pullFailed(
+                image, engineAnswered ? DriverErrorCode.INVALID_ARGUMENT : transportCode(failure), reason, failure);
     }
 
     /** A pull of {@code image} failed for {@code reason}, as the engine reported it. */
     public static DriverException pullFailed(String image, DriverErrorCode code, String reason, Throwable cause) {
+        String problem = "image '" + image + "' is not on the engine and pulling it failed: " + reason;
         return new DriverException(
-                code, "image '" + image + "' is not on the engine and pulling it failed: " + reason, cause);
+                code, code == DriverErrorCode.INVALID_ARGUMENT ? "spec.image: " + problem : problem, cause);
     }
 
     private static String stripPrefix(String message) {

@@ -51,16 +51,27 @@ class EngineErrorsTest {
     }
 
     @Test
-    void aPullTheRegistryCannotServeIsAnInvalidImageOtherwiseUnavailable() {
+    void aPullTheEngineRefusesIsAPermanentInvalidImageAndOnlyAnUnreachableEngineIsTransient() {
         DriverException missing = EngineErrors.pullFailed(
                 "example.org/absent:1", new NotFoundException("{\"message\":\"manifest unknown\"}"));
-        DriverException unreachable = EngineErrors.pullFailed(
+        DriverException registryDown = EngineErrors.pullFailed(
+                "127.0.0.1:1/x:1",
+                new InternalServerErrorException(
+                        "Status 500: {\"message\":\"Get \\\"http://127.0.0.1:1/v2/\\\": connection refused\"}"));
+        DriverException streamError = EngineErrors.pullFailed(
                 "example.org/absent:1", new DockerClientException("Could not pull image: connection refused"));
+        DriverException engineUnreachable = EngineErrors.pullFailed(
+                "example.org/absent:1", new RuntimeException(new java.net.ConnectException("no socket")));
 
         assertThat(missing.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(missing.getMessage())
-                .isEqualTo("image 'example.org/absent:1' is not on the engine and pulling it failed: manifest unknown");
-        assertThat(unreachable.code()).isEqualTo(DriverErrorCode.UNAVAILABLE);
-        assertThat(unreachable.getMessage()).endsWith("pulling it failed: connection refused");
+                .isEqualTo("spec.image: image 'example.org/absent:1' is not on the engine and pulling it failed:"
+                        + " manifest unknown");
+        assertThat(registryDown.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
+        assertThat(registryDown.getMessage()).startsWith("spec.image: ").contains("connection refused");
+        assertThat(streamError.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
+        assertThat(streamError.getMessage()).endsWith("pulling it failed: connection refused");
+        assertThat(engineUnreachable.code()).isEqualTo(DriverErrorCode.UNAVAILABLE);
+        assertThat(engineUnreachable.code().isTransient()).isTrue();
     }
 }

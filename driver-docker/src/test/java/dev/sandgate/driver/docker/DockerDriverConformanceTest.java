@@ -29,4 +29,9 @@ class DockerDriverConformanceTest extends ComputeDriverConformanceTest {
     protected SandboxSpec runningSpec() {
         return DockerTestEngine.ENGINE.runningSpec();
     }
+
+    @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return DockerTestEngine.ENGINE.unpullableSpec();
+    }
 }

@@ -3,6 +3,7 @@ package dev.sandgate.driver.kubernetes;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.driver.kubernetes.fakecluster.MockCluster;
+import dev.sandgate.driver.kubernetes.fakecluster.PreconditionEnforcingDispatcher;
 import dev.sandgate.driver.kubernetes.fakecluster.PreconditionEnforcingDispatcher.ReceivedRequest;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.ResourceRequests;
@@ -134,6 +135,11 @@ final class KitCluster implements BeforeAllCallback, AfterAllCallback {
 
     KubernetesBackendProbe probe() {
         return new KubernetesBackendProbe(cluster, sharedNamespace, SHARED_NAMESPACE, NAMESPACE_PREFIX, IMAGE);
+    }
+
+    /** A spec whose object the cluster refuses at create (422 Invalid): the backend's refusal for good. */
+    static SandboxSpec refusedSpec() {
+        return SandboxSpec.ofImage(PreconditionEnforcingDispatcher.REFUSED_IMAGE);
     }
 
     /** A sleeping container with an environment (so the driver's Secret is exercised) and modest requests. */

@@ -54,6 +54,11 @@ class KubernetesPerWorkspaceConformanceTest extends ComputeDriverConformanceTest
     }
 
     @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return KitCluster.refusedSpec();
+    }
+
+    @Override
     protected Duration readinessTimeout() {
         return Duration.ofSeconds(30);
     }

@@ -44,6 +44,11 @@ class KubernetesV1alpha1ConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return KitCluster.refusedSpec();
+    }
+
+    @Override
     protected Duration readinessTimeout() {
         return Duration.ofSeconds(30);
     }

@@ -44,6 +44,11 @@ class KubernetesV1beta1ConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return KitCluster.refusedSpec();
+    }
+
+    @Override
     protected Duration readinessTimeout() {
         return Duration.ofSeconds(30);
     }

@@ -50,7 +50,7 @@ final class PodmanEngineDialect implements EngineDialect {
         EngineDialect.awaitPull(callback, image, timeout);
         if (callback.engineError != null) {
             throw EngineErrors.pullFailed(
-                    image, DriverErrorCode.UNAVAILABLE, callback.engineError, callback.missingStatus);
+                    image, DriverErrorCode.INVALID_ARGUMENT, callback.engineError, callback.missingStatus);
         }
     }
 

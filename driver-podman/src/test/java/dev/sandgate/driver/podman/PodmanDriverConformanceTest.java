@@ -29,4 +29,9 @@ class PodmanDriverConformanceTest extends ComputeDriverConformanceTest {
     protected SandboxSpec runningSpec() {
         return PodmanTestEngine.ENGINE.runningSpec();
     }
+
+    @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return PodmanTestEngine.ENGINE.unpullableSpec();
+    }
 }

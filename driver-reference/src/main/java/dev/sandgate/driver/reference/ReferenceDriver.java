@@ -54,6 +54,11 @@ final class ReferenceDriver implements ComputeDriver {
     static final int SWEEP_EVERY = 20;
     /** A watch rereads every record once over this many polls; otherwise only records whose version changed. */
     static final int FULL_SCAN_EVERY = 100;
+    /**
+     * The images this backend does not have and can never get: a create of one fails permanently (INVALID_ARGUMENT
+     * naming {@code spec.image}) and leaves nothing behind, as an engine that cannot pull an image does.
+     */
+    static final String MISSING_IMAGE_PREFIX = "missing/";
 
     private final DirectoryBackend backend;
     private final String gatewayId;
@@ -88,6 +93,10 @@ final class ReferenceDriver implements ComputeDriver {
     public CreateResult create(SandboxRef ref, SandboxSpec spec, LaunchInput launch) {
         requireNonNull(ref, "ref is null");
         validate(spec, launch);
+        if (spec.image().startsWith(MISSING_IMAGE_PREFIX)) {
+            throw DriverException.invalidArgument(
+                    "spec.image", "the reference backend has no image '" + spec.image() + "' and cannot get one");
+        }
         return boundary(() -> backend.locked(gatewayId, ref.id(), () -> {
             // Nearly every create finds nothing: asking first spares the failed open its exception.
             Optional<StoredResource> existing =

@@ -319,14 +319,25 @@ final class VmDriver implements ComputeDriver {
         }
     }
 
+    /**
+     * The image to boot, with its files present: an image no longer configured, or whose kernel, initramfs or root disk
+     * is gone, is a permanent INVALID_ARGUMENT naming {@code spec.image} (the launch can never succeed as it is).
+     */
     private VmImage requireImage(SandboxRef ref, VmRecord record) {
+        String name = record.spec().image();
+        VmImage image;
         try {
-            return settings.image(record.spec().image());
+            image = settings.image(name);
         } catch (DriverException e) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "sandbox " + ref.id() + " cannot be launched: " + e.getMessage());
+            throw DriverException.invalidArgument(
+                    "spec.image", "sandbox " + ref.id() + " cannot be launched: " + e.getMessage());
         }
+        List<String> problems = image.problems(name);
+        if (!problems.isEmpty()) {
+            throw DriverException.invalidArgument(
+                    "spec.image", "sandbox " + ref.id() + " cannot be launched: " + String.join("; ", problems));
+        }
+        return image;
     }
 
     /** The Start(G) rules: true to launch, false if already running at G; FAILED_PRECONDITION otherwise. */

@@ -34,6 +34,12 @@ class VmDriverConformanceTest extends ComputeDriverConformanceTest {
         return SandboxSpec.ofImage(VmTestImage.IMAGE);
     }
 
+    /** An image the driver is not configured with: no VM can ever boot it. */
+    @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return SandboxSpec.ofImage("sandgate-kit-absent");
+    }
+
     /** A boot takes 5 to 8 s under TCG on an idle machine; far longer while the machine compiles. */
     @Override
     protected Duration readinessTimeout() {

@@ -33,6 +33,8 @@ public enum ErrorReason {
     SANDBOX_BUSY,
     /** The driver did not answer in time or was unavailable; the transition is recorded and will be completed. */
     TRANSITION_PENDING,
+    /** A pending create or start was cancelled by a delete of the sandbox before the driver completed it. */
+    TRANSITION_CANCELLED,
     /** The driver could not be reached while checking the request; nothing was recorded. */
     DRIVER_UNAVAILABLE,
     /** The sandbox's runtime resource is gone (removed behind the gateway's back). */

@@ -17,6 +17,8 @@ import java.util.TreeMap;
  */
 public final class GatewayException extends RuntimeException {
     private static final long serialVersionUID = 1L;
+    /** A field path as drivers name one ({@code spec.image}, {@code policy.static.memory_limit_bytes}). */
+    private static final java.util.regex.Pattern FIELD = java.util.regex.Pattern.compile("[a-z][A-Za-z0-9_.\\[\\]]*");
 
     private final ErrorReason reason;
     private final String field;
@@ -72,7 +74,10 @@ public final class GatewayException extends RuntimeException {
             case INVALID_ARGUMENT -> {
                 String text = e.getMessage();
                 int colon = text.indexOf(": ");
-                String field = colon > 0 ? text.substring(0, colon) : "request";
+                String field =
+                        colon > 0 && FIELD.matcher(text.substring(0, colon)).matches()
+                                ? text.substring(0, colon)
+                                : "request";
                 yield new GatewayException(ErrorReason.INVALID_FIELD, message, field, List.of(), Map.of());
             }
             case NOT_FOUND -> new GatewayException(ErrorReason.RUNTIME_MISSING, message);
@@ -86,11 +91,11 @@ public final class GatewayException extends RuntimeException {
         };
     }
 
-    /** Whether a driver failure leaves the outcome unknown, so the transition must stay pending and be retried. */
+    /**
+     * Whether a driver failure leaves the transition pending, to be retried: the SPI's one rule, {@link
+     * DriverErrorCode#isTransient()}. A permanent failure ends the transition with it as the cause.
+     */
     public static boolean isTransient(DriverErrorCode code) {
-        return switch (code) {
-            case UNAVAILABLE, DEADLINE_EXCEEDED, ABORTED -> true;
-            case INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, FAILED_PRECONDITION, UNSUPPORTED, INTERNAL -> false;
-        };
+        return code.isTransient();
     }
 }

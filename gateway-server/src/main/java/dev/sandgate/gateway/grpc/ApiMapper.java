@@ -517,17 +517,19 @@ public final class ApiMapper {
                 .setCreateTime(timestamp(record.createTime()));
         record.completeTime().ifPresent(t -> b.setCompleteTime(timestamp(t)));
         view.error().ifPresent(error -> b.setError(ErrorMapper.toRpcStatus(error)));
-        view.reply().ifPresent(reply -> {
-            MutationReply replayed = reply.asReplay();
-            switch (record.method()) {
-                case "CreateSandbox" -> b.setCreate(createResponse(replayed));
-                case "StopSandbox" -> b.setStop(stopResponse(replayed));
-                case "StartSandbox" -> b.setStart(startResponse(replayed));
-                case "DeleteSandbox" -> b.setDelete(deleteResponse(replayed));
-                case "UpdateSandboxPolicy" -> b.setUpdatePolicy(updatePolicyResponse(replayed));
-                default -> throw new IllegalStateException("unknown recorded method " + record.method());
-            }
-        });
+        view.reply()
+                .ifPresent(
+                        reply -> { // the original answer, as it was given: not marked replayed
+                            switch (record.method()) {
+                                case "CreateSandbox" -> b.setCreate(createResponse(reply));
+                                case "StopSandbox" -> b.setStop(stopResponse(reply));
+                                case "StartSandbox" -> b.setStart(startResponse(reply));
+                                case "DeleteSandbox" -> b.setDelete(deleteResponse(reply));
+                                case "UpdateSandboxPolicy" -> b.setUpdatePolicy(updatePolicyResponse(reply));
+                                default ->
+                                    throw new IllegalStateException("unknown recorded method " + record.method());
+                            }
+                        });
         return b.build();
     }
 

@@ -42,7 +42,7 @@ public final class ErrorMapper {
                     DRIVER_CAPABILITY_MISSING,
                     RUNTIME_MISSING,
                     RUNTIME_CONFLICT -> Status.Code.FAILED_PRECONDITION;
-            case REVISION_MISMATCH, DRIVER_ABORTED -> Status.Code.ABORTED;
+            case REVISION_MISMATCH, DRIVER_ABORTED, TRANSITION_CANCELLED -> Status.Code.ABORTED;
             case SANDBOX_BUSY -> Status.Code.DEADLINE_EXCEEDED;
             case TRANSITION_PENDING, DRIVER_UNAVAILABLE, GATEWAY_SHUTTING_DOWN -> Status.Code.UNAVAILABLE;
             case WATCH_OVERFLOW -> Status.Code.RESOURCE_EXHAUSTED;

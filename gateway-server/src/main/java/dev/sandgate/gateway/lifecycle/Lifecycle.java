@@ -267,7 +267,7 @@ public final class Lifecycle implements AutoCloseable {
                 publish(SandboxChange.Type.ADDED, intent, currentObservation(intent));
                 faults.reached(FaultPoint.CREATE_AFTER_INTENT);
                 MutationReply reply = drive(intent, false, Optional.of(new LaunchInput(1, launchPolicy)));
-                return c.waitUntilReady() ? awaitReady(reply, adm.remaining()) : reply;
+                return c.waitUntilReady() ? recordAnswer(adm, reply, awaitReady(reply, adm.remaining())) : reply;
             }
         });
     }
@@ -283,7 +283,7 @@ public final class Lifecycle implements AutoCloseable {
                     checkPrecondition(c.precondition(), claim, row);
                     if (row.phase() == SandboxPhase.STOPPED
                             || (row.phase() == SandboxPhase.ERROR && row.runtimeGeneration() == 0)) {
-                        adm.recordDone(tx, Outcome.ALREADY_STOPPED, row.id(), row.generation(), 0, now);
+                        adm.recordDone(tx, Outcome.ALREADY_STOPPED, row, null, now);
                         return Decision.done(row);
                     }
                     SandboxRecord intent = tx.updateSandbox(row.toBuilder()
@@ -339,7 +339,7 @@ public final class Lifecycle implements AutoCloseable {
                 Decision decision = store.write(tx -> {
                     SandboxRecord current = reread(tx, c.target(), resolved.id());
                     if (isRunning(current)) {
-                        adm.recordDone(tx, Outcome.ALREADY_RUNNING, current.id(), current.generation(), 0, now);
+                        adm.recordDone(tx, Outcome.ALREADY_RUNNING, current, null, now);
                         return Decision.done(current);
                     }
                     if (current.generation() != row.generation()
@@ -364,7 +364,7 @@ public final class Lifecycle implements AutoCloseable {
                 publish(SandboxChange.Type.MODIFIED, decision.row(), currentObservation(decision.row()));
                 faults.reached(FaultPoint.START_AFTER_INTENT);
                 MutationReply reply = drive(decision.row(), false, launch);
-                return c.waitUntilReady() ? awaitReady(reply, adm.remaining()) : reply;
+                return c.waitUntilReady() ? recordAnswer(adm, reply, awaitReady(reply, adm.remaining())) : reply;
             }
         });
     }
@@ -378,16 +378,30 @@ public final class Lifecycle implements AutoCloseable {
                 adm.target(resolved.id(), resolved.generation());
                 try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                     Instant now = now();
-                    SandboxRecord intent = writeSettled(c.target(), resolved.id(), (tx, row) -> {
-                        checkPrecondition(c.precondition(), claim, row);
-                        SandboxRecord updated = tx.updateSandbox(row.toBuilder()
-                                .phase(SandboxPhase.DELETING)
-                                .pending(Optional.of(pending(TransitionKind.DELETE, adm, row.runtimeGeneration(), now)))
-                                .updateTime(now)
-                                .build());
-                        adm.recordPending(tx, row.id(), row.generation());
-                        return updated;
-                    });
+                    SandboxRecord intent =
+                            writeSettled(c.target(), resolved.id(), Superseding::finishBeforeDelete, (tx, row) -> {
+                                checkPrecondition(c.precondition(), claim, row);
+                                // A pending create or start is cancelled here, in the delete's own transaction; the
+                                // delete then removes whatever carries the id, of any generation it may have reached.
+                                PendingTransition delete = pending(
+                                        TransitionKind.DELETE,
+                                        adm,
+                                        row.pending().isPresent() ? 0 : row.runtimeGeneration(),
+                                        now);
+                                row.pending()
+                                        .ifPresent(cancelled -> complete(
+                                                tx,
+                                                cancelled,
+                                                Superseding.cancelledResult(row, cancelled, delete.operationId()),
+                                                now));
+                                SandboxRecord updated = tx.updateSandbox(row.toBuilder()
+                                        .phase(SandboxPhase.DELETING)
+                                        .pending(Optional.of(delete))
+                                        .updateTime(now)
+                                        .build());
+                                adm.recordPending(tx, row.id(), row.generation());
+                                return updated;
+                            });
                     adm.committed(intent.id(), intent.generation());
                     publish(SandboxChange.Type.MODIFIED, intent, currentObservation(intent));
                     faults.reached(FaultPoint.DELETE_AFTER_INTENT);
@@ -439,7 +453,7 @@ public final class Lifecycle implements AutoCloseable {
                                         Long.toString(row.admittedRevision())));
                     }
                     if (proposed.digest().equals(row.admittedDigest())) {
-                        adm.recordDone(tx, Outcome.UNCHANGED, row.id(), row.generation(), row.admittedRevision(), now);
+                        adm.recordDone(tx, Outcome.UNCHANGED, row, revision(tx, row.id(), row.admittedRevision()), now);
                         return Decision.done(row);
                     }
                     if (!capabilities.launchPolicyOnStart()) {
@@ -462,13 +476,14 @@ public final class Lifecycle implements AutoCloseable {
                     validateWithDriver(
                             row.spec().toSpi(row.labels()),
                             new LaunchInput(row.generation() + 1, proposed.toLaunchPolicy(next)));
-                    tx.insertPolicyRevision(new PolicyRevisionRecord(
-                            row.id(), next, proposed.digest(), proposed.canonicalDocument(), now));
+                    PolicyRevisionRecord admitted = new PolicyRevisionRecord(
+                            row.id(), next, proposed.digest(), proposed.canonicalDocument(), now);
+                    tx.insertPolicyRevision(admitted);
                     SandboxRecord written = tx.updateSandbox(row.toBuilder()
                             .admitted(next, proposed.digest())
                             .updateTime(now)
                             .build());
-                    adm.recordDone(tx, Outcome.ADMITTED, row.id(), row.generation(), next, now);
+                    adm.recordDone(tx, Outcome.ADMITTED, written, admitted, now);
                     return Decision.proceed(written);
                 });
                 SandboxRecord updated = decision.row();
@@ -514,7 +529,8 @@ public final class Lifecycle implements AutoCloseable {
                     row.generation(),
                     transition.operationId());
             try (SandboxLocks.Held held = locks.acquire(row.id(), settings.defaultWait())) {
-                completePending(row.id(), Commands.Target.byId(row.id()));
+                // Finishing a delete removes the sandbox: that is its completion, not a failure to look it up after.
+                store.sandbox(row.id()).filter(r -> r.pending().isPresent()).ifPresent(this::finishPending);
             } catch (GatewayException e) {
                 log.warn("recovery of sandbox {} did not complete: {}", row.id(), e.getMessage());
             }
@@ -885,7 +901,12 @@ public final class Lifecycle implements AutoCloseable {
                             .clearCondition(ConditionRecord.RUNTIME_MISSING)
                             .updateTime(now)
                             .build());
-            complete(tx, transition, RequestResult.success(outcome.name(), row.id(), row.generation(), 0), now);
+            complete(
+                    tx,
+                    transition,
+                    RequestResult.success(outcome.name(), row.id(), row.generation(), 0)
+                            .answered(Optional.of(written), Optional.empty()),
+                    now);
             return written;
         });
         logTransition(updated, transition, outcome.name(), started);
@@ -907,7 +928,12 @@ public final class Lifecycle implements AutoCloseable {
                             .clearCondition(ConditionRecord.LAST_OPERATION_FAILED)
                             .updateTime(now)
                             .build());
-            complete(tx, transition, RequestResult.success(outcome.name(), row.id(), row.generation(), 0), now);
+            complete(
+                    tx,
+                    transition,
+                    RequestResult.success(outcome.name(), row.id(), row.generation(), 0)
+                            .answered(Optional.of(written), Optional.empty()),
+                    now);
             return written;
         });
         logTransition(updated, transition, outcome.name(), started);
@@ -1047,11 +1073,20 @@ public final class Lifecycle implements AutoCloseable {
      */
     private <T> T writeSettled(
             Commands.Target target, String sandboxId, BiFunction<StoreTransaction, SandboxRecord, T> decide) {
+        return writeSettled(target, sandboxId, pending -> true, decide);
+    }
+
+    /** {@link #writeSettled} that finishes first only the pending transitions {@code finishFirst} accepts. */
+    private <T> T writeSettled(
+            Commands.Target target,
+            String sandboxId,
+            java.util.function.Predicate<PendingTransition> finishFirst,
+            BiFunction<StoreTransaction, SandboxRecord, T> decide) {
         return settled(
                 sandboxId,
                 () -> store.write(tx -> {
                     SandboxRecord row = reread(tx, target, sandboxId);
-                    return row.pending().isPresent() ? new Unsettled(row) : decide.apply(tx, row);
+                    return row.pending().filter(finishFirst).isPresent() ? new Unsettled(row) : decide.apply(tx, row);
                 }));
     }
 
@@ -1147,6 +1182,26 @@ public final class Lifecycle implements AutoCloseable {
                 reply.outcome(), reply.sandboxId(), reply.generation(), latest, reply.revision(), reply.replayed());
     }
 
+    /**
+     * A wait_until_ready answer shows the sandbox after the wait: it replaces the answer recorded with the transition,
+     * so that a replay is this answer.
+     */
+    private MutationReply recordAnswer(Admission adm, MutationReply committed, MutationReply awaited) {
+        if (adm.meta.requestId().isEmpty() || awaited.sandbox().equals(committed.sandbox())) {
+            return awaited;
+        }
+        String requestId = adm.meta.requestId().get();
+        store.write(tx -> {
+            tx.request(requestId)
+                    .flatMap(RequestRecord::result)
+                    .filter(result -> result.error().isEmpty())
+                    .ifPresent(result ->
+                            tx.replaceRequestResult(requestId, result.answered(awaited.sandbox(), awaited.revision())));
+            return null;
+        });
+        return awaited;
+    }
+
     private static boolean awaitingLaunch(SandboxRecord sandbox) {
         return sandbox.phase() == SandboxPhase.PROVISIONING || sandbox.phase() == SandboxPhase.STARTING;
     }
@@ -1204,16 +1259,39 @@ public final class Lifecycle implements AutoCloseable {
                             Optional.empty())));
         }
 
+        /** {@link #recordDone} of an answer that shows {@code sandbox} (and {@code revision}, if not null). */
+        void recordDone(
+                StoreTransaction tx,
+                Outcome outcome,
+                SandboxRecord sandbox,
+                PolicyRevisionRecord revision,
+                Instant now) {
+            recordDone(
+                    tx,
+                    outcome,
+                    RequestResult.success(
+                                    outcome.name(),
+                                    sandbox.id(),
+                                    sandbox.generation(),
+                                    revision == null ? 0 : revision.revision())
+                            .answered(Optional.of(sandbox), Optional.ofNullable(revision)),
+                    now);
+        }
+
         /** Records the request as finished, in the transaction that decided its outcome. */
         void recordDone(StoreTransaction tx, Outcome outcome, String id, long gen, long revision, Instant now) {
+            recordDone(tx, outcome, RequestResult.success(outcome.name(), id, gen, revision), now);
+        }
+
+        private void recordDone(StoreTransaction tx, Outcome outcome, RequestResult result, Instant now) {
             meta.requestId()
                     .ifPresent(requestId -> tx.insertRequest(new RequestRecord(
                             requestId,
                             method,
                             meta.fingerprint(),
-                            Optional.ofNullable(id),
-                            gen,
-                            Optional.of(RequestResult.success(outcome.name(), id, gen, revision)),
+                            result.sandboxId(),
+                            result.generation(),
+                            Optional.of(result),
                             now,
                             Optional.of(now))));
         }
@@ -1353,6 +1431,7 @@ public final class Lifecycle implements AutoCloseable {
                     RUNTIME_MISSING,
                     RUNTIME_CONFLICT,
                     RUNTIME_ALREADY_EXISTS,
+                    TRANSITION_CANCELLED,
                     DRIVER_INTERNAL -> true;
             case INVALID_FIELD,
                     REQUEST_ID_REUSED,
@@ -1416,7 +1495,17 @@ public final class Lifecycle implements AutoCloseable {
         return replyFrom(result).asReplay();
     }
 
+    /** The answer a result records; for results recorded before answers were kept, the sandbox as it is now. */
     private MutationReply replyFrom(RequestResult result) {
+        if (result.sandbox().isPresent()) {
+            return new MutationReply(
+                    Outcome.valueOf(result.outcome()),
+                    result.sandboxId(),
+                    result.generation(),
+                    result.sandbox(),
+                    result.revision(),
+                    false);
+        }
         Optional<SandboxRecord> sandbox = result.sandboxId().flatMap(store::sandbox);
         Optional<PolicyRevisionRecord> revision = Optional.empty();
         if (result.policyRevision() > 0 && sandbox.isPresent()) {
@@ -1806,8 +1895,12 @@ public final class Lifecycle implements AutoCloseable {
         return pruned;
     }
 
+    /**
+     * Now, at the precision the store keeps (milliseconds): every time the gateway records, and so answers, is the
+     * same in the first answer, its replay and every later read.
+     */
     private Instant now() {
-        return clock.instant();
+        return clock.instant().truncatedTo(java.time.temporal.ChronoUnit.MILLIS);
     }
 
     private static Duration min(Duration a, Duration b) {

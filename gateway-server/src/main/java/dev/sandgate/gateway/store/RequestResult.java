@@ -1,5 +1,7 @@
 package dev.sandgate.gateway.store;
 
+import static java.util.Objects.requireNonNull;
+
 import java.util.Optional;
 
 /**
@@ -11,11 +13,44 @@ import java.util.Optional;
  * @param generation the execution generation the result refers to
  * @param policyRevision for policy updates, the admitted revision
  * @param error the error the request ended with, if it failed
+ * @param sandbox the sandbox as the request's answer showed it, so that a replay answers exactly that (empty when the
+ *     answer showed none, and in results recorded before answers were kept)
+ * @param revision the policy revision the answer showed, if any
  */
 public record RequestResult(
-        String outcome, Optional<String> sandboxId, long generation, long policyRevision, Optional<ErrorRecord> error) {
+        String outcome,
+        Optional<String> sandboxId,
+        long generation,
+        long policyRevision,
+        Optional<ErrorRecord> error,
+        Optional<SandboxRecord> sandbox,
+        Optional<PolicyRevisionRecord> revision) {
+    public RequestResult {
+        requireNonNull(outcome, "outcome is null");
+        requireNonNull(sandboxId, "sandboxId is null");
+        requireNonNull(error, "error is null");
+        requireNonNull(sandbox, "sandbox is null");
+        requireNonNull(revision, "revision is null");
+    }
+
+    public RequestResult(
+            String outcome,
+            Optional<String> sandboxId,
+            long generation,
+            long policyRevision,
+            Optional<ErrorRecord> error) {
+        this(outcome, sandboxId, generation, policyRevision, error, Optional.empty(), Optional.empty());
+    }
+
     public static RequestResult success(String outcome, String sandboxId, long generation, long policyRevision) {
         return new RequestResult(outcome, Optional.ofNullable(sandboxId), generation, policyRevision, Optional.empty());
+    }
+
+    /** This result with the sandbox and revision its answer showed. */
+    public RequestResult answered(
+            Optional<SandboxRecord> answeredSandbox, Optional<PolicyRevisionRecord> answeredRevision) {
+        return new RequestResult(
+                outcome, sandboxId, generation, policyRevision, error, answeredSandbox, answeredRevision);
     }
 
     public static RequestResult failure(ErrorRecord error, Optional<String> sandboxId, long generation) {

@@ -67,6 +67,9 @@ final class SqliteStatements {
     static final String COMPLETE_REQUEST = "UPDATE request SET state = 'DONE', result_json = ?, complete_ms = ?"
             + " WHERE request_id = ? AND state = 'PENDING'";
 
+    static final String REPLACE_REQUEST_RESULT =
+            "UPDATE request SET result_json = ? WHERE request_id = ? AND state = 'DONE'";
+
     /**
      * Requests are stored in the order they were admitted (rowid), which is the order of create_ms; the pruning finds
      * where the records admitted since its cutoff begin by bisecting the rowids with these two.

@@ -951,6 +951,20 @@ public final class SqliteStore implements Store {
         }
 
         @Override
+        public void replaceRequestResult(String requestId, RequestResult result) {
+            requireWritable();
+            try {
+                PreparedStatement statement = db.prepare(REPLACE_REQUEST_RESULT);
+                bind(statement, List.of(StoreJson.result(result), requestId));
+                if (statement.executeUpdate() != 1) {
+                    throw new StaleRecordException("request " + requestId + " is not done");
+                }
+            } catch (SQLException e) {
+                throw new StoreException("replacing a request's result failed", e);
+            }
+        }
+
+        @Override
         public int pruneRequests(Instant cutoff, int limit) {
             requireWritable();
             if (limit < 1) {

@@ -100,6 +100,8 @@ final class StoreJson {
             e.add("metadata", map(error.metadata()));
             o.add("error", e);
         });
+        result.sandbox().ifPresent(sandbox -> o.add("answered_sandbox", ReplyJson.sandbox(sandbox)));
+        result.revision().ifPresent(revision -> o.add("answered_revision", ReplyJson.revision(revision)));
         return o.toString();
     }
 
@@ -128,7 +130,34 @@ final class StoreJson {
                 o.has("sandbox_id") ? Optional.of(o.get("sandbox_id").getAsString()) : Optional.empty(),
                 o.get("generation").getAsLong(),
                 o.get("policy_revision").getAsLong(),
-                error);
+                error,
+                o.has("answered_sandbox")
+                        ? Optional.of(ReplyJson.sandbox(o.getAsJsonObject("answered_sandbox")))
+                        : Optional.empty(),
+                o.has("answered_revision")
+                        ? Optional.of(ReplyJson.revision(o.getAsJsonObject("answered_revision")))
+                        : Optional.empty());
+    }
+
+    /** The JSON forms of string lists and maps, shared with {@link ReplyJson}. */
+    static final class Strings {
+        private Strings() {}
+
+        static JsonArray array(List<String> values) {
+            return strings(values);
+        }
+
+        static List<String> list(JsonArray array) {
+            return strings(array);
+        }
+
+        static JsonObject object(Map<String, String> values) {
+            return StoreJson.map(values);
+        }
+
+        static Map<String, String> map(JsonObject o) {
+            return StoreJson.map(o);
+        }
     }
 
     private static JsonArray strings(List<String> values) {

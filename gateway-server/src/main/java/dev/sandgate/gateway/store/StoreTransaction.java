@@ -41,6 +41,12 @@ public interface StoreTransaction {
     void completeRequest(String requestId, RequestResult result, Instant completeTime);
 
     /**
+     * Replaces the result of a finished request with {@code result}: the same outcome with the answer it finally gave
+     * (after waiting for readiness). Its completion time stays.
+     */
+    void replaceRequestResult(String requestId, RequestResult result);
+
+    /**
      * Removes up to {@code limit} finished request records completed before {@code cutoff}, oldest first; returns how
      * many. Fewer than {@code limit} means none is left to remove.
      */

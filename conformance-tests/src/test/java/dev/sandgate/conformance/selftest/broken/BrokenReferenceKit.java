@@ -77,6 +77,11 @@ abstract class BrokenReferenceKit extends ComputeDriverConformanceTest {
         return SandboxSpec.ofImage("reference/sleeper");
     }
 
+    @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return SandboxSpec.ofImage("missing/sleeper");
+    }
+
     /** Generous: the machine may be busy, and only a broken driver makes the kit wait this long. */
     @Override
     protected Duration readinessTimeout() {

@@ -78,6 +78,20 @@ public record TestEngine(String displayName, String host, String hostVariable, S
     }
 
     /**
+     * A spec of an image on a loopback registry nothing listens on: the engine answers that it cannot pull it, for
+     * good. No traffic leaves the machine.
+     */
+    public SandboxSpec unpullableSpec() {
+        return new SandboxSpec(
+                "127.0.0.1:1/sandgate-kit/absent:1",
+                SLEEP_FOREVER,
+                List.of(),
+                Map.of(),
+                Map.of(),
+                dev.sandgate.spi.ResourceRequests.NONE);
+    }
+
+    /**
      * Returns if the engine answers and has the test image. Otherwise the calling test is skipped with the reason, or,
      * under {@code -Dsandgate.requireEngines=true} (CI), fails.
      */

@@ -52,6 +52,12 @@ import java.util.regex.Pattern;
  *       patch replaces arrays and removes keys set to {@code null}, as RFC 7386 says.
  * </ul>
  *
+ * <ul>
+ *   <li><b>Validation.</b> An object that names the image {@link #REFUSED_IMAGE} is refused at create with 422
+ *       Invalid, as an API server refuses an object its schema or an admission policy rejects: the kit's spec that
+ *       the backend refuses for good.
+ * </ul>
+ *
  * Every mutation is handled under one lock, so a precondition check and the delete it guards are atomic. Every
  * request is recorded with its User-Agent, so a test can tell which client made it.
  */
@@ -64,6 +70,9 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
             userAgent = Objects.requireNonNullElse(userAgent, "");
         }
     }
+
+    /** The image of an object this API server refuses at create (422 Invalid). */
+    public static final String REFUSED_IMAGE = "refused.invalid/sandgate-kit/refused:1";
 
     static final String FOREGROUND_FINALIZER = "foregroundDeletion";
     private static final Pattern DISCOVERY = Pattern.compile("/apis/([^/?]+)/([^/?]+)/?");
@@ -98,6 +107,10 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
             }
             if (method == HttpMethod.PATCH && isMergePatch(request)) {
                 return mergePatch(request);
+            }
+            if (method == HttpMethod.POST && names(request, REFUSED_IMAGE)) {
+                return invalid("spec.podTemplate.spec.containers[0].image: Invalid value: \"" + REFUSED_IMAGE
+                        + "\": refused by the cluster's image policy");
             }
             return super.dispatch(request);
         }
@@ -346,6 +359,22 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
             return new DeleteOptions();
         }
         return Serialization.unmarshal(json, DeleteOptions.class);
+    }
+
+    private static boolean names(RecordedRequest request, String image) {
+        return request.getBody() != null
+                && new String(request.getBody().getBytes(), UTF_8).contains("\"" + image + "\"");
+    }
+
+    /** 422 Invalid as the API server answers an object it refuses. */
+    private static MockResponse invalid(String message) {
+        Status status = new StatusBuilder()
+                .withStatus("Failure")
+                .withReason("Invalid")
+                .withMessage(message)
+                .withCode(422)
+                .build();
+        return new MockResponse().setResponseCode(422).setBody(Serialization.asJson(status));
     }
 
     /** 409 Conflict as the API server answers it; {@code path} names the object. */
