@@ -26,6 +26,7 @@ import dev.sandgate.api.v1.WatchSandboxesResponse;
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
+import dev.sandgate.gateway.security.Principal;
 import dev.sandgate.gateway.store.SandboxFilter;
 import io.grpc.Context;
 import io.grpc.Deadline;
@@ -166,7 +167,11 @@ public final class SandboxServiceImpl extends SandboxServiceGrpc.SandboxServiceI
 
     @Override
     public void getOperation(GetOperationRequest request, StreamObserver<Operation> out) {
-        respond(out, () -> mapper.operation(lifecycle.operation(mapper.requestIdForLookup(request.getRequestId()))));
+        respond(
+                out,
+                () -> mapper.operation(lifecycle.operation(
+                        mapper.requestIdForLookup(request.getRequestId()),
+                        Principal.current().ledgerName())));
     }
 
     /** How long an operation may wait for a busy sandbox: the caller's deadline, or the default without one. */
