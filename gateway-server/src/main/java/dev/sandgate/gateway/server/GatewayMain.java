@@ -1,5 +1,6 @@
 package dev.sandgate.gateway.server;
 
+import dev.sandgate.gateway.security.GatewaySecurity;
 import dev.sandgate.gateway.token.TokenKeys;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.io.IOException;
@@ -13,6 +14,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Clock;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,21 +78,43 @@ public final class GatewayMain {
             err.println("sandgate: the gateway could not start: " + e.getMessage());
             return 1;
         }
+        // Security (issue 28): transport credentials and the authenticating, authorizing, auditing interceptor.
+        GatewaySecurity security;
+        try {
+            security = GatewaySecurity.open(config.security(), gateway.lifecycle(), Clock.systemUTC());
+        } catch (ConfigException e) {
+            gateway.close();
+            err.println("sandgate: " + e.getMessage());
+            return 2;
+        }
         try {
             server = GatewayServer.start(
                     gateway,
-                    NettyServerBuilder.forAddress(new InetSocketAddress(config.listenHost(), config.listenPort())));
+                    NettyServerBuilder.forAddress(
+                                    new InetSocketAddress(config.listenHost(), config.listenPort()),
+                                    security.credentials())
+                            .intercept(security.interceptor()));
         } catch (RuntimeException e) {
+            security.close();
             gateway.close();
             err.println("sandgate: cannot listen on " + config.listen() + ": " + e.getMessage());
             return 1;
         }
         String address = config.listenHost() + ":" + server.port();
         log.info(
-                "serving sandgate.v1.SandboxService on {} (driver {})",
+                "serving sandgate.v1.SandboxService on {} (driver {}, {}{})",
                 address,
-                gateway.lifecycle().driverName());
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(server, gateway, address), "sandgate-shutdown"));
+                gateway.lifecycle().driverName(),
+                config.security().tls() ? "TLS" : "plaintext",
+                config.security().authenticates() ? ", authenticated" : "");
+        GatewaySecurity.warnIfExposed(config.security(), config.listenHost(), address);
+        Runtime.getRuntime()
+                .addShutdownHook(new Thread(
+                        () -> {
+                            stop(server, gateway, address);
+                            security.close();
+                        },
+                        "sandgate-shutdown"));
         if (config.readyFile().isPresent()) {
             try {
                 writeAtomically(config.readyFile().get(), address + "\n");
