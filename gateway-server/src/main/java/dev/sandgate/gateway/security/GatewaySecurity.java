@@ -16,20 +16,18 @@ import io.grpc.ServerInterceptor;
 import io.grpc.TlsServerCredentials;
 import io.grpc.util.AdvancedTlsX509KeyManager;
 import io.grpc.util.AdvancedTlsX509TrustManager;
-import java.io.Closeable;
-import java.io.IOException;
 import java.net.MalformedURLException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -106,23 +104,35 @@ public final class GatewaySecurity implements AutoCloseable {
         if (!settings.tls()) {
             return InsecureServerCredentials.create();
         }
-        long period = settings.reloadPeriod().toMillis();
+        // grpc-java's own file watching (updateIdentityCredentials with a period) polls at most once a minute and
+        // needs both files' modification times to change; ReloadingFile checks content every reload period.
         try {
             AdvancedTlsX509KeyManager keys = new AdvancedTlsX509KeyManager();
-            Closeable keyWatch = keys.updateIdentityCredentials(
-                    settings.tlsCert().get().toFile(),
-                    settings.tlsKey().get().toFile(),
-                    period,
-                    TimeUnit.MILLISECONDS,
-                    reloads);
-            watches.add(keyWatch);
+            watches.add(ReloadingFile.watchAll(
+                    List.of(settings.tlsCert().get(), settings.tlsKey().get()),
+                    "tls-cert/tls-key",
+                    contents -> {
+                        ServerIdentity identity = ServerIdentity.parse(contents.get(0), contents.get(1));
+                        keys.updateIdentityCredentials(identity.chain(), identity.key());
+                        return identity;
+                    },
+                    settings.reloadPeriod(),
+                    reloads));
             TlsServerCredentials.Builder tls = TlsServerCredentials.newBuilder().keyManager(keys);
             if (settings.tlsClientCa().isPresent()) {
                 AdvancedTlsX509TrustManager trust = AdvancedTlsX509TrustManager.newBuilder()
                         .setVerification(AdvancedTlsX509TrustManager.Verification.CERTIFICATE_ONLY_VERIFICATION)
                         .build();
-                watches.add(trust.updateTrustCredentials(
-                        settings.tlsClientCa().get().toFile(), period, TimeUnit.MILLISECONDS, reloads));
+                watches.add(ReloadingFile.watch(
+                        settings.tlsClientCa().get(),
+                        "tls-client-ca",
+                        content -> {
+                            X509Certificate[] authorities = ServerIdentity.certificates(content);
+                            trust.updateTrustCredentials(authorities);
+                            return authorities;
+                        },
+                        settings.reloadPeriod(),
+                        reloads));
                 tls.trustManager(trust)
                         .clientAuth(
                                 settings.clientAuth() == SecuritySettings.ClientAuth.REQUIRE
@@ -130,14 +140,8 @@ public final class GatewaySecurity implements AutoCloseable {
                                         : TlsServerCredentials.ClientAuth.OPTIONAL);
             }
             return tls.build();
-        } catch (IOException | GeneralSecurityException e) {
-            throw new ConfigException(
-                    "the TLS certificate, key or client CA cannot be used ("
-                            + settings.tlsCert().get() + ", "
-                            + settings.tlsKey().get()
-                            + settings.tlsClientCa().map(ca -> ", " + ca).orElse("")
-                            + "): " + e.getMessage(),
-                    e);
+        } catch (GeneralSecurityException e) {
+            throw new ConfigException("the TLS trust manager cannot be made: " + e.getMessage(), e);
         }
     }
 

@@ -6,7 +6,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,18 +30,24 @@ final class ReloadingFile<T> implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(ReloadingFile.class);
 
-    private final Path file;
+    /** Parses several files' bytes together (a certificate and its key). */
+    @FunctionalInterface
+    interface GroupParser<T> {
+        T parse(List<byte[]> contents) throws Exception;
+    }
+
+    private final List<Path> files;
     private final String what;
-    private final Parser<T> parser;
+    private final GroupParser<T> parser;
     private volatile T value;
-    private byte[] content;
+    private List<byte[]> contents;
     private ScheduledFuture<?> task;
 
-    private ReloadingFile(Path file, String what, Parser<T> parser, byte[] content, T value) {
-        this.file = file;
+    private ReloadingFile(List<Path> files, String what, GroupParser<T> parser, List<byte[]> contents, T value) {
+        this.files = files;
         this.what = what;
         this.parser = parser;
-        this.content = content;
+        this.contents = contents;
         this.value = value;
     }
 
@@ -50,16 +58,25 @@ final class ReloadingFile<T> implements AutoCloseable {
      */
     static <T> ReloadingFile<T> watch(
             Path file, String what, Parser<T> parser, Duration period, ScheduledExecutorService scheduler) {
-        requireNonNull(file, "file is null");
-        byte[] content;
+        requireNonNull(parser, "parser is null");
+        return watchAll(List.of(file), what, contents -> parser.parse(contents.getFirst()), period, scheduler);
+    }
+
+    /**
+     * Like {@link #watch}, for files that change together: parsed together whenever one changes (a pair caught half
+     * replaced fails to parse and is tried again at the next check).
+     */
+    static <T> ReloadingFile<T> watchAll(
+            List<Path> files, String what, GroupParser<T> parser, Duration period, ScheduledExecutorService scheduler) {
+        List<byte[]> contents;
         T value;
         try {
-            content = Files.readAllBytes(file);
-            value = parser.parse(content);
+            contents = read(files);
+            value = parser.parse(contents);
         } catch (Exception e) {
-            throw new IllegalArgumentException(what + " " + file + " cannot be used: " + e.getMessage(), e);
+            throw new IllegalArgumentException(what + " " + files + " cannot be used: " + e.getMessage(), e);
         }
-        ReloadingFile<T> watched = new ReloadingFile<>(file, what, parser, content, value);
+        ReloadingFile<T> watched = new ReloadingFile<>(List.copyOf(files), what, parser, contents, value);
         watched.task = scheduler.scheduleWithFixedDelay(
                 watched::check, period.toMillis(), period.toMillis(), TimeUnit.MILLISECONDS);
         return watched;
@@ -69,23 +86,36 @@ final class ReloadingFile<T> implements AutoCloseable {
         return value;
     }
 
+    private static List<byte[]> read(List<Path> files) throws IOException {
+        List<byte[]> contents = new ArrayList<>();
+        for (Path file : files) {
+            contents.add(Files.readAllBytes(file));
+        }
+        return contents;
+    }
+
     private void check() {
-        byte[] now;
+        List<byte[]> now;
         try {
-            now = Files.readAllBytes(file);
+            now = read(files);
         } catch (IOException e) {
-            log.warn("{} {} cannot be read ({}): keeping the last one read", what, file, e.toString());
+            log.warn("{} {} cannot be read ({}): keeping the last one read", what, files, e.toString());
             return;
         }
-        if (Arrays.equals(now, content)) {
+        boolean same = true;
+        for (int i = 0; i < now.size(); i++) {
+            same &= Arrays.equals(now.get(i), contents.get(i));
+        }
+        if (same) {
             return;
         }
-        content = now;
         try {
             value = parser.parse(now);
-            log.info("{} {} changed: reloaded", what, file);
+            contents = now;
+            log.info("{} {} changed: reloaded", what, files);
         } catch (Exception e) {
-            log.warn("{} {} changed but cannot be used ({}): keeping the last good one", what, file, e.getMessage());
+            // Not remembered as seen: the next check tries again (the other file of a pair may be on its way).
+            log.warn("{} {} changed but cannot be used ({}): keeping the last good one", what, files, e.getMessage());
         }
     }
 
