@@ -82,13 +82,15 @@ public final class SecureGatewayBenchmark {
         }
         Path work = Files.createTempDirectory("sandgate-secure-bench");
         if (System.getProperty("logback.configurationFile") == null) {
-            // the gateway's lines (and the audit log's) to a file, as the gateway benchmark does: the console keeps the table
+            // the gateway's lines (and the audit log's) to a file, as the gateway benchmark does: the console keeps the
+            // table
             System.setProperty("sandgate.bench.log", work.resolve("gateway.log").toString());
             System.setProperty("logback.configurationFile", "sandgate-bench-logback.xml");
         }
         Secrets secrets = Secrets.create(work);
         List<String> rows = new ArrayList<>();
-        rows.add(run("plaintext, no authentication", work.resolve("plain"), List.of(), null, secrets, clients, seconds));
+        rows.add(
+                run("plaintext, no authentication", work.resolve("plain"), List.of(), null, secrets, clients, seconds));
         rows.add(run(
                 "TLS + JWT (RS256) + access policy",
                 work.resolve("secure"),
@@ -112,19 +114,17 @@ public final class SecureGatewayBenchmark {
     }
 
     private static String run(
-            String label,
-            Path dir,
-            List<String> securityArgs,
-            Secrets tls,
-            Secrets secrets,
-            int clients,
-            int seconds)
+            String label, Path dir, List<String> securityArgs, Secrets tls, Secrets secrets, int clients, int seconds)
             throws Exception {
         List<String> args = new ArrayList<>(List.of(
-                "--listen", "127.0.0.1:0",
-                "--data-dir", dir.resolve("data").toString(),
-                "--driver", "reference",
-                "--driver-property", "reference.directory=" + dir.resolve("sandboxes")));
+                "--listen",
+                "127.0.0.1:0",
+                "--data-dir",
+                dir.resolve("data").toString(),
+                "--driver",
+                "reference",
+                "--driver-property",
+                "reference.directory=" + dir.resolve("sandboxes")));
         args.addAll(securityArgs);
         GatewayConfig config = GatewayConfig.load(args.toArray(String[]::new), Map.of());
         try (Gateway gateway = Gateway.open(config);
@@ -239,13 +239,21 @@ public final class SecureGatewayBenchmark {
             Instant now = Instant.now();
             X500Name caName = new X500Name("CN=bench CA");
             JcaX509v3CertificateBuilder caBuilder = new JcaX509v3CertificateBuilder(
-                    caName, BigInteger.ONE, Date.from(now.minusSeconds(3600)), Date.from(now.plusSeconds(86400)),
-                    caName, caKeys.getPublic());
+                    caName,
+                    BigInteger.ONE,
+                    Date.from(now.minusSeconds(3600)),
+                    Date.from(now.plusSeconds(86400)),
+                    caName,
+                    caKeys.getPublic());
             caBuilder.addExtension(Extension.basicConstraints, true, new BasicConstraints(true));
             X509Certificate caCert = sign(caBuilder, caKeys);
             JcaX509v3CertificateBuilder serverBuilder = new JcaX509v3CertificateBuilder(
-                    caCert, BigInteger.TWO, Date.from(now.minusSeconds(3600)), Date.from(now.plusSeconds(86400)),
-                    new X500Name("CN=localhost"), serverKeys.getPublic());
+                    caCert,
+                    BigInteger.TWO,
+                    Date.from(now.minusSeconds(3600)),
+                    Date.from(now.plusSeconds(86400)),
+                    new X500Name("CN=localhost"),
+                    serverKeys.getPublic());
             serverBuilder.addExtension(
                     Extension.subjectAlternativeName,
                     false,
@@ -253,9 +261,13 @@ public final class SecureGatewayBenchmark {
             X509Certificate serverCert = sign(serverBuilder, caKeys);
             Path ca = write(dir.resolve("ca.crt"), pem("CERTIFICATE", caCert.getEncoded()));
             Path cert = write(dir.resolve("server.crt"), pem("CERTIFICATE", serverCert.getEncoded()));
-            Path key = write(dir.resolve("server.key"), pem("PRIVATE KEY", serverKeys.getPrivate().getEncoded()));
+            Path key = write(
+                    dir.resolve("server.key"),
+                    pem("PRIVATE KEY", serverKeys.getPrivate().getEncoded()));
             RSAKey signing = new RSAKeyGenerator(2048).keyID("bench").generate();
-            Path jwks = write(dir.resolve("jwks.json"), new JWKSet(signing).toPublicJWKSet().toString());
+            Path jwks = write(
+                    dir.resolve("jwks.json"),
+                    new JWKSet(signing).toPublicJWKSet().toString());
             Path policy = write(
                     dir.resolve("policy.json"),
                     "{\"bindings\": [{\"workspace\": \"" + WORKSPACE
