@@ -274,4 +274,58 @@ class AuthorizationTest {
             gateway.replacePolicy(SecureGateway.POLICY);
         }
     }
+
+    @Test
+    @DisplayName("a denied call and a mutating call each leave one JSON audit line, never the token")
+    void auditLogRecordsDeniedAndMutatingCalls() throws Exception {
+        ch.qos.logback.classic.Logger audit =
+                (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(AuditLog.LOGGER);
+        ch.qos.logback.classic.Level level = audit.getLevel();
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+                new ch.qos.logback.core.read.ListAppender<>();
+        lines.start();
+        audit.addAppender(lines);
+        audit.setLevel(ch.qos.logback.classic.Level.INFO);
+        try {
+            String token = gateway.jwt("bob");
+            var intruder = gateway.stub(token);
+            String name = unique("audit");
+            refusal(() -> intruder.createSandbox(
+                    TestGateway.createRequest("team-a", name).build()));
+            String requestId = TestGateway.newRequestId();
+            Sandbox created = alice.createSandbox(TestGateway.createRequest("team-a", name)
+                            .setRequestId(requestId)
+                            .build())
+                    .getSandbox();
+            await().atMost(Duration.ofSeconds(30))
+                    .until(() -> entries(lines, name).size() == 2);
+            List<com.google.gson.JsonObject> entries = entries(lines, name);
+            assertThat(entries.get(0).get("principal").getAsString()).isEqualTo("bob");
+            assertThat(entries.get(0).get("method").getAsString()).isEqualTo("CreateSandbox");
+            assertThat(entries.get(0).get("outcome").getAsString()).isEqualTo("PERMISSION_DENIED");
+            assertThat(entries.get(0).get("workspace").getAsString()).isEqualTo("team-a");
+            assertThat(entries.get(1).get("principal").getAsString()).isEqualTo("alice");
+            assertThat(entries.get(1).get("outcome").getAsString()).isEqualTo("OK");
+            assertThat(entries.get(1).get("sandbox_id").getAsString()).isEqualTo(created.getId());
+            assertThat(entries.get(1).get("request_id").getAsString()).isEqualTo(requestId);
+            assertThat(entries.get(1).get("time").getAsString()).isNotEmpty();
+            assertThat(lines.list)
+                    .noneSatisfy(line -> assertThat(line.getFormattedMessage())
+                            .contains(token.substring(token.lastIndexOf('.') + 1)));
+        } finally {
+            audit.detachAppender(lines);
+            audit.setLevel(level);
+        }
+    }
+
+    private static List<com.google.gson.JsonObject> entries(
+            ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines, String name) {
+        synchronized (lines) {
+            return List.copyOf(lines.list).stream()
+                    .map(line -> com.google.gson.JsonParser.parseString(line.getFormattedMessage())
+                            .getAsJsonObject())
+                    .filter(entry -> entry.get("name").getAsString().equals(name))
+                    .toList();
+        }
+    }
 }
