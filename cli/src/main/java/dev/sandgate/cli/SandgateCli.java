@@ -8,12 +8,14 @@ import java.io.PrintWriter;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
@@ -83,6 +85,9 @@ public final class SandgateCli implements Runnable {
             description = "Deadline of each call, e.g. 500ms, 30s, 2m (default ${DEFAULT-VALUE}; watch has none).")
     Duration timeout;
 
+    @Mixin
+    ClientSecurity security = new ClientSecurity();
+
     private final Function<String, ManagedChannel> channels;
     private final PrintWriter out;
     private final PrintWriter err;
@@ -141,9 +146,16 @@ public final class SandgateCli implements Runnable {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), e.getMessage());
         }
-        ManagedChannel channel = channels.apply(address);
+        ManagedChannel channel;
+        Optional<String> token;
         try {
-            call.run(new Session(channel, timeout, new Printer(out, err, json)));
+            token = security.token(System.getenv());
+            channel = security.tls() ? security.channel(address) : channels.apply(address);
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
+        try {
+            call.run(new Session(channel, timeout, new Printer(out, err, json), token));
             if (json && requestId != null) {
                 err.println("request id: " + requestId);
                 err.flush();

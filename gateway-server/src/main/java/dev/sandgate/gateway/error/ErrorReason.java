@@ -51,6 +51,10 @@ public enum ErrorReason {
     WATCH_OVERFLOW,
     /** The gateway is shutting down. */
     GATEWAY_SHUTTING_DOWN,
+    /** The call carries no valid credentials (client certificate, bearer JWT or API token). Nothing was read. */
+    UNAUTHENTICATED,
+    /** The principal has no role that allows the call in the workspace it names; says nothing of the sandbox. */
+    PERMISSION_DENIED,
     /** A gateway bug. */
     INTERNAL
 }

@@ -43,6 +43,7 @@ import dev.sandgate.gateway.lifecycle.Outcome;
 import dev.sandgate.gateway.lifecycle.PolicyView;
 import dev.sandgate.gateway.lifecycle.SandboxChange;
 import dev.sandgate.gateway.policy.PolicyDocument;
+import dev.sandgate.gateway.security.Principal;
 import dev.sandgate.gateway.store.ConditionRecord;
 import dev.sandgate.gateway.store.PolicyMode;
 import dev.sandgate.gateway.store.PolicyRevisionRecord;
@@ -325,7 +326,10 @@ public final class ApiMapper {
         } catch (IOException e) {
             throw new IllegalStateException("writing to memory failed", e);
         }
-        return new Commands.RequestMeta(id, "sha256:" + HexFormat.of().formatHex(sha256(all)));
+        return new Commands.RequestMeta(
+                id,
+                "sha256:" + HexFormat.of().formatHex(sha256(all)),
+                Principal.current().ledgerName());
     }
 
     private static Optional<String> requestId(String field, String value) {

@@ -46,6 +46,8 @@ public final class ErrorMapper {
             case SANDBOX_BUSY -> Status.Code.DEADLINE_EXCEEDED;
             case TRANSITION_PENDING, DRIVER_UNAVAILABLE, GATEWAY_SHUTTING_DOWN -> Status.Code.UNAVAILABLE;
             case WATCH_OVERFLOW -> Status.Code.RESOURCE_EXHAUSTED;
+            case UNAUTHENTICATED -> Status.Code.UNAUTHENTICATED;
+            case PERMISSION_DENIED -> Status.Code.PERMISSION_DENIED;
             case DRIVER_INTERNAL, INTERNAL -> Status.Code.INTERNAL;
         };
     }

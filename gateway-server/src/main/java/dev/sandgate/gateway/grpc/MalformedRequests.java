@@ -164,6 +164,9 @@ public final class MalformedRequests {
         private final ServerCall<Parsed<ReqT>, RespT> delegate;
         private final MethodDescriptor<ReqT, RespT> method;
         private boolean refused;
+        // closed already (by an interceptor that refused the call at its start, say): a malformed request then adds
+        // nothing
+        private boolean closed;
 
         GuardedCall(ServerCall<Parsed<ReqT>, RespT> delegate, MethodDescriptor<ReqT, RespT> method) {
             this.delegate = delegate;
@@ -177,7 +180,10 @@ public final class MalformedRequests {
         synchronized void refuse(Status status, Metadata trailers) {
             if (!refused) {
                 refused = true;
-                delegate.close(status, trailers);
+                if (!closed) {
+                    closed = true;
+                    delegate.close(status, trailers);
+                }
             }
         }
 
@@ -210,7 +216,8 @@ public final class MalformedRequests {
 
         @Override
         public synchronized void close(Status status, Metadata trailers) {
-            if (!refused) {
+            if (!refused && !closed) {
+                closed = true;
                 delegate.close(status, trailers);
             }
         }

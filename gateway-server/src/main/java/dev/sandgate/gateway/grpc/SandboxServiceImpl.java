@@ -25,6 +25,7 @@ import dev.sandgate.api.v1.WatchSandboxesRequest;
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
+import dev.sandgate.gateway.security.Principal;
 import dev.sandgate.gateway.store.SandboxFilter;
 import io.grpc.BindableService;
 import io.grpc.Context;
@@ -136,7 +137,7 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
             return;
         }
         try {
-            WatchStream.start(lifecycle, mapper, filter, out, watchExecutor, fanout);
+            WatchStream.start(lifecycle, mapper, filter, VisibleWorkspaces.KEY.get(), out, watchExecutor, fanout);
         } catch (RejectedExecutionException e) {
             out.onError(ErrorMapper.toStatusException(
                     new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down")));
@@ -174,7 +175,11 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
 
     @Override
     public void getOperation(GetOperationRequest request, StreamObserver<Operation> out) {
-        respond(out, () -> mapper.operation(lifecycle.operation(mapper.requestIdForLookup(request.getRequestId()))));
+        respond(
+                out,
+                () -> mapper.operation(lifecycle.operation(
+                        mapper.requestIdForLookup(request.getRequestId()),
+                        Principal.current().ledgerName())));
     }
 
     /** How long an operation may wait for a busy sandbox: the caller's deadline, or the default without one. */

@@ -18,6 +18,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,6 +42,7 @@ final class WatchStream {
     private final ApiMapper mapper;
     private final SandboxFilter filter;
     private final SandboxFilter removalFilter;
+    private final Predicate<String> visible;
     private final ServerCallStreamObserver<Object> out;
     private final Executor executor;
     private final WatchFanout fanout;
@@ -65,10 +67,12 @@ final class WatchStream {
             Lifecycle lifecycle,
             ApiMapper mapper,
             SandboxFilter filter,
+            Predicate<String> visible,
             ServerCallStreamObserver<Object> out,
             Executor executor,
             WatchFanout fanout) {
         this.lifecycle = lifecycle;
+        this.visible = visible;
         this.mapper = mapper;
         this.filter = filter;
         this.removalFilter = new SandboxFilter(filter.workspace(), filter.labels(), Set.of());
@@ -89,7 +93,19 @@ final class WatchStream {
             ServerCallStreamObserver<Object> out,
             Executor executor,
             WatchFanout fanout) {
-        WatchStream stream = new WatchStream(lifecycle, mapper, filter, out, executor, fanout);
+        start(lifecycle, mapper, filter, workspace -> true, out, executor, fanout);
+    }
+
+    /** As above, sending only sandboxes of the workspaces {@code visible} accepts ({@link VisibleWorkspaces}). */
+    static void start(
+            Lifecycle lifecycle,
+            ApiMapper mapper,
+            SandboxFilter filter,
+            Predicate<String> visible,
+            ServerCallStreamObserver<Object> out,
+            Executor executor,
+            WatchFanout fanout) {
+        WatchStream stream = new WatchStream(lifecycle, mapper, filter, visible, out, executor, fanout);
         out.setOnCancelHandler(stream::cancel);
         out.setOnReadyHandler(stream::schedule);
         fanout.add(stream);
@@ -104,7 +120,7 @@ final class WatchStream {
 
     /** Whether this stream sends {@code change} (called by the fan-out before anything is encoded). */
     boolean wants(SandboxChange change) {
-        if (cancelled || overflowed) {
+        if (cancelled || overflowed || !visible.test(change.sandbox().workspace())) {
             return false;
         }
         return change.type() == SandboxChange.Type.REMOVED
@@ -208,6 +224,9 @@ final class WatchStream {
             budget--;
             if (snapshotIndex < snapshotPage.size()) {
                 SandboxRecord sandbox = snapshotPage.get(snapshotIndex++);
+                if (!visible.test(sandbox.workspace())) {
+                    continue;
+                }
                 sentVersions.put(sandbox.id(), sandbox.resourceVersion());
                 out.onNext(mapper.snapshotEvent(sandbox));
             } else if (snapshotMore) {

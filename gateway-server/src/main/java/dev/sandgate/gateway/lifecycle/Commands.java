@@ -64,11 +64,18 @@ public final class Commands {
      *
      * @param requestId the client's request id, if given
      * @param fingerprint a digest of the request's content without the request id
+     * @param principal who makes the request ({@code ""}: anonymous); a request id is bound to the first
      */
-    public record RequestMeta(Optional<String> requestId, String fingerprint) {
+    public record RequestMeta(Optional<String> requestId, String fingerprint, String principal) {
         public RequestMeta {
             requireNonNull(requestId, "requestId is null");
             requireNonNull(fingerprint, "fingerprint is null");
+            requireNonNull(principal, "principal is null");
+        }
+
+        /** The meta of an anonymous request (a gateway without authentication). */
+        public RequestMeta(Optional<String> requestId, String fingerprint) {
+            this(requestId, fingerprint, "");
         }
     }
 

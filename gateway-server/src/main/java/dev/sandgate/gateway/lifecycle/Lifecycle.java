@@ -199,7 +199,13 @@ public final class Lifecycle implements AutoCloseable {
 
     /** An earlier request by its request id; OPERATION_NOT_FOUND if none is recorded. */
     public OperationView operation(String requestId) {
+        return operation(requestId, "");
+    }
+
+    /** An earlier request of {@code principal}; OPERATION_NOT_FOUND if none is recorded, or another's. */
+    public OperationView operation(String requestId, String principal) {
         RequestRecord record = store.read(tx -> tx.request(requestId))
+                .filter(r -> r.principal().equals(principal))
                 .orElseThrow(() -> new GatewayException(
                         ErrorReason.OPERATION_NOT_FOUND,
                         "no request with id " + requestId + " is recorded (never made, or pruned after the retention"
@@ -1256,7 +1262,8 @@ public final class Lifecycle implements AutoCloseable {
                             gen,
                             Optional.empty(),
                             now(),
-                            Optional.empty())));
+                            Optional.empty(),
+                            meta.principal())));
         }
 
         /** {@link #recordDone} of an answer that shows {@code sandbox} (and {@code revision}, if not null). */
@@ -1293,7 +1300,8 @@ public final class Lifecycle implements AutoCloseable {
                             result.generation(),
                             Optional.of(result),
                             now,
-                            Optional.of(now))));
+                            Optional.of(now),
+                            meta.principal())));
         }
 
         /** Called after the transaction that recorded the request committed. */
@@ -1317,7 +1325,8 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     /** A request id being processed in this process; duplicates wait for its result. */
-    private record InFlight(String method, String fingerprint, CompletableFuture<MutationReply> result) {}
+    private record InFlight(
+            String method, String fingerprint, String principal, CompletableFuture<MutationReply> result) {}
 
     /** What the first read of a request found: an earlier request with its request_id, or else its target. */
     private record Lookup(Optional<RequestRecord> request, SandboxRecord target, GatewayException failure) {}
@@ -1340,10 +1349,12 @@ public final class Lifecycle implements AutoCloseable {
             return run(admission, body);
         }
         String requestId = meta.requestId().get();
-        InFlight mine = new InFlight(method, meta.fingerprint(), new CompletableFuture<>());
+        InFlight mine = new InFlight(method, meta.fingerprint(), meta.principal(), new CompletableFuture<>());
         InFlight existing = inFlight.putIfAbsent(requestId, mine);
         if (existing != null) {
-            if (!existing.method().equals(method) || !existing.fingerprint().equals(meta.fingerprint())) {
+            if (!existing.method().equals(method)
+                    || !existing.fingerprint().equals(meta.fingerprint())
+                    || !existing.principal().equals(meta.principal())) {
                 throw reused(requestId);
             }
             return awaitDuplicate(existing, admission);
@@ -1442,6 +1453,8 @@ public final class Lifecycle implements AutoCloseable {
                     DRIVER_ABORTED,
                     WATCH_OVERFLOW,
                     GATEWAY_SHUTTING_DOWN,
+                    UNAUTHENTICATED,
+                    PERMISSION_DENIED,
                     INTERNAL -> false;
         };
     }
@@ -1460,14 +1473,18 @@ public final class Lifecycle implements AutoCloseable {
                         Optional.of(RequestResult.failure(
                                 ErrorRecord.of(e), Optional.ofNullable(admission.sandboxId), admission.generation)),
                         now,
-                        Optional.of(now)));
+                        Optional.of(now),
+                        admission.meta.principal()));
             }
             return null;
         });
     }
 
     private MutationReply replay(RequestRecord record, Admission admission) {
-        if (!record.method().equals(admission.method) || !record.fingerprint().equals(admission.meta.fingerprint())) {
+        // Another principal's request id answers as any reused id does: nothing of the original.
+        if (!record.method().equals(admission.method)
+                || !record.fingerprint().equals(admission.meta.fingerprint())
+                || !record.principal().equals(admission.meta.principal())) {
             throw reused(record.requestId());
         }
         if (record.result().isEmpty()) {

@@ -3,6 +3,7 @@ package dev.sandgate.gateway.server;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.gateway.lifecycle.FaultPoint;
+import dev.sandgate.gateway.security.SecuritySettings;
 import dev.sandgate.gateway.store.SqliteStore;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverException;
@@ -44,6 +45,7 @@ import java.util.stream.Collectors;
  * @param readyFile a file to write "host:port" to once the gateway serves
  * @param help print the usage and exit
  * @param rotateTokenKey rotate the token key file and exit
+ * @param security TLS, authentication, authorization ({@link SecuritySettings})
  */
 public record GatewayConfig(
         String listenHost,
@@ -60,13 +62,14 @@ public record GatewayConfig(
         Optional<FaultPoint> faultPoint,
         Optional<Path> readyFile,
         boolean help,
-        boolean rotateTokenKey) {
+        boolean rotateTokenKey,
+        SecuritySettings security) {
     public static final String DEFAULT_LISTEN = "127.0.0.1:7443";
     public static final String ENV_PREFIX = "SANDGATE_";
     public static final String ENV_DRIVER_PROPERTY_PREFIX = "SANDGATE_DRIVER_PROPERTY_";
 
     /** The gateway's own settings; every other key of the properties file is a driver property. */
-    private static final Set<String> KEYS = Set.of(
+    private static final Set<String> KEYS = keys(
             "listen",
             "data-dir",
             "driver",
@@ -89,6 +92,12 @@ public record GatewayConfig(
             "SANDGATE_REQUIRE_ENGINES",
             "SANDGATE_SKIP_ENGINES");
 
+    private static Set<String> keys(String... own) {
+        Set<String> all = new TreeSet<>(Set.of(own));
+        all.addAll(SecuritySettings.KEYS);
+        return Set.copyOf(all);
+    }
+
     public GatewayConfig {
         requireNonNull(listenHost, "listenHost is null");
         requireNonNull(dataDir, "dataDir is null");
@@ -101,6 +110,7 @@ public record GatewayConfig(
         requireNonNull(storeSynchronous, "storeSynchronous is null");
         requireNonNull(faultPoint, "faultPoint is null");
         requireNonNull(readyFile, "readyFile is null");
+        requireNonNull(security, "security is null");
     }
 
     public DriverConfig driverConfig() {
@@ -129,6 +139,10 @@ public record GatewayConfig(
             }
             if (arg.equals("--enable-test-faults")) {
                 flags.put("enable-test-faults", "true");
+                continue;
+            }
+            if (arg.equals("--insecure")) {
+                flags.put("insecure", "true");
                 continue;
             }
             if (!arg.startsWith("--")) {
@@ -286,7 +300,8 @@ public record GatewayConfig(
                 faultPoint,
                 readyFile,
                 help,
-                rotate);
+                rotate,
+                SecuritySettings.from(settings, host));
     }
 
     private static Duration duration(DriverConfig settings, String key, Duration defaultValue) {
@@ -338,8 +353,9 @@ public record GatewayConfig(
         return """
                 Usage: sandgate-gateway [options]
 
-                Runs the Sandgate gateway: the sandgate.v1.SandboxService over gRPC (plaintext), with gRPC health
-                checking and server reflection, on the embedded SQLite store, with one compute driver.
+                Runs the Sandgate gateway: the sandgate.v1.SandboxService over gRPC (TLS with --tls-cert, else plaintext), with gRPC health
+                checking and server reflection, on the embedded SQLite store, with one compute driver. Beyond loopback it
+                needs TLS and an authenticator (see Security below), or --insecure.
 
                 Options (each also settable as SANDGATE_<NAME> in the environment, e.g. SANDGATE_DATA_DIR, and as
                 <name>=value in the --config file; flags win over the environment, which wins over the file; a
@@ -370,6 +386,8 @@ public record GatewayConfig(
                                              (restart the gateway to use it; tokens of both keys verify)
                   --help                     print this text and exit
                   --version                  print the version and exit
+
+                """ + SecuritySettings.usage() + """
 
                 Test switches (refused unless --enable-test-faults / SANDGATE_ENABLE_TEST_FAULTS=true is given):
                   --enable-test-faults       allow a fault point to be armed

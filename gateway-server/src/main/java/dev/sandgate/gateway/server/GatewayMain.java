@@ -1,5 +1,6 @@
 package dev.sandgate.gateway.server;
 
+import dev.sandgate.gateway.security.GatewaySecurity;
 import dev.sandgate.gateway.store.StoreException;
 import dev.sandgate.gateway.token.TokenKeys;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -15,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.time.Clock;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -115,23 +117,42 @@ public final class GatewayMain {
             err.println(PROGRAM + "the gateway could not start: " + e.getMessage());
             return 1;
         }
+        // Security (issue 28): transport credentials and the authenticating, authorizing, auditing interceptor.
+        GatewaySecurity security;
+        try {
+            security = GatewaySecurity.open(config.security(), gateway.lifecycle(), Clock.systemUTC());
+        } catch (ConfigException e) {
+            gateway.close();
+            err.println(PROGRAM + e.getMessage());
+            return 2;
+        }
         try {
             server = GatewayServer.start(
                     gateway,
-                    NettyServerBuilder.forAddress(new InetSocketAddress(config.listenHost(), config.listenPort())));
+                    NettyServerBuilder.forAddress(
+                            new InetSocketAddress(config.listenHost(), config.listenPort()), security.credentials()),
+                    List.of(security.interceptor()));
         } catch (RuntimeException e) {
+            security.close();
             gateway.close();
             err.println(PROGRAM + "cannot listen on " + config.listen() + ": " + ListenProbe.rootMessage(e));
             return 1;
         }
         String address = config.listenHost() + ":" + server.port();
         log.info(
-                "serving sandgate.v1.SandboxService on {} (driver {})",
+                "serving sandgate.v1.SandboxService on {} (driver {}, {}{})",
                 address,
-                gateway.lifecycle().driverName());
+                gateway.lifecycle().driverName(),
+                config.security().tls() ? "TLS" : "plaintext",
+                config.security().authenticates() ? ", authenticated" : "");
+        GatewaySecurity.warnIfExposed(config.security(), config.listenHost(), address);
         Runtime.getRuntime()
-                .addShutdownHook(
-                        new Thread(() -> stop(server, gateway, address, config.readyFile()), "sandgate-shutdown"));
+                .addShutdownHook(new Thread(
+                        () -> {
+                            stop(server, gateway, address, config.readyFile());
+                            security.close();
+                        },
+                        "sandgate-shutdown"));
         if (config.readyFile().isPresent()) {
             try {
                 writeAtomically(config.readyFile().get(), address + "\n");

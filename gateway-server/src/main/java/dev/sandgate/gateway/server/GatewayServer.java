@@ -8,12 +8,15 @@ import dev.sandgate.gateway.grpc.MalformedRequests;
 import dev.sandgate.gateway.grpc.SandboxServiceImpl;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
+import io.grpc.ServerInterceptor;
+import io.grpc.ServerInterceptors;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.protobuf.services.HealthStatusManager;
 import io.grpc.protobuf.services.ProtoReflectionServiceV1;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -63,7 +66,17 @@ public final class GatewayServer implements AutoCloseable {
      * at each of its callbacks (and once more when it closed).
      */
     public static GatewayServer start(Gateway gateway, ServerBuilder<?> builder) {
+        return start(gateway, builder, List.of());
+    }
+
+    /**
+     * As {@link #start(Gateway, ServerBuilder)}, with {@code interceptors} around the SandboxService (the first is
+     * outermost). They run inside the guard against malformed request bytes, so they see the service's own request
+     * types; health checks and reflection pass around them.
+     */
+    public static GatewayServer start(Gateway gateway, ServerBuilder<?> builder, List<ServerInterceptor> interceptors) {
         requireNonNull(gateway, "gateway is null");
+        requireNonNull(interceptors, "interceptors is null");
         ExecutorService calls = Executors.newCachedThreadPool(daemons("sandgate-call-"));
         ExecutorService watchers = Executors.newFixedThreadPool(WATCH_THREADS, daemons("sandgate-watch-"));
         HealthStatusManager health = new HealthStatusManager();
@@ -71,7 +84,8 @@ public final class GatewayServer implements AutoCloseable {
         // Malformed request bytes get INVALID_ARGUMENT on every service, with one rate-limited log line.
         MalformedRequestLog malformed = MalformedRequestLog.toLogger();
         Server server = builder.directExecutor()
-                .addService(MalformedRequests.guard(service.bindService(), malformed))
+                .addService(MalformedRequests.guard(
+                        ServerInterceptors.interceptForward(service.bindService(), interceptors), malformed))
                 .addService(MalformedRequests.guard(health.getHealthService().bindService(), malformed))
                 .addService(MalformedRequests.guard(
                         ProtoReflectionServiceV1.newInstance().bindService(), malformed))

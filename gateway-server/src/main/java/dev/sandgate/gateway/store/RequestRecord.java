@@ -17,6 +17,7 @@ import java.util.Optional;
  * @param result the result, once the request is finished; empty while its transition is pending
  * @param createTime when it was admitted
  * @param completeTime when it finished
+ * @param principal the principal that first used the request id ({@code ""}: anonymous); no other may replay it
  */
 public record RequestRecord(
         String requestId,
@@ -26,8 +27,23 @@ public record RequestRecord(
         long generation,
         Optional<RequestResult> result,
         Instant createTime,
-        Optional<Instant> completeTime) {
+        Optional<Instant> completeTime,
+        String principal) {
+    /** A request of the anonymous principal (a gateway without authentication). */
+    public RequestRecord(
+            String requestId,
+            String method,
+            String fingerprint,
+            Optional<String> sandboxId,
+            long generation,
+            Optional<RequestResult> result,
+            Instant createTime,
+            Optional<Instant> completeTime) {
+        this(requestId, method, fingerprint, sandboxId, generation, result, createTime, completeTime, "");
+    }
+
     public RequestRecord {
+        requireNonNull(principal, "principal is null");
         requireNonNull(requestId, "requestId is null");
         requireNonNull(method, "method is null");
         requireNonNull(fingerprint, "fingerprint is null");

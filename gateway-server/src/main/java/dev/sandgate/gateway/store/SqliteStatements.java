@@ -59,10 +59,10 @@ final class SqliteStatements {
                     + " WHERE sandbox_id = ? AND revision = ?";
 
     static final String SELECT_REQUEST = "SELECT request_id, method, fingerprint, sandbox_id, generation, state,"
-            + " result_json, create_ms, complete_ms FROM request WHERE request_id = ?";
+            + " result_json, create_ms, complete_ms, principal FROM request WHERE request_id = ?";
 
     static final String INSERT_REQUEST = "INSERT INTO request (request_id, method, fingerprint, sandbox_id, generation,"
-            + " state, result_json, create_ms, complete_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)";
+            + " state, result_json, create_ms, complete_ms, principal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
     static final String COMPLETE_REQUEST = "UPDATE request SET state = 'DONE', result_json = ?, complete_ms = ?"
             + " WHERE request_id = ? AND state = 'PENDING'";

@@ -905,7 +905,8 @@ public final class SqliteStore implements Store {
                                     ? Optional.of(StoreJson.result(resultJson))
                                     : Optional.empty(),
                             Instant.ofEpochMilli(rs.getLong(8)),
-                            completed ? Optional.of(Instant.ofEpochMilli(completeMs)) : Optional.empty()));
+                            completed ? Optional.of(Instant.ofEpochMilli(completeMs)) : Optional.empty(),
+                            rs.getString(10)));
                 }
             } catch (SQLException e) {
                 throw new StoreException("reading request failed", e);
@@ -929,7 +930,8 @@ public final class SqliteStore implements Store {
                                 r.done() ? "DONE" : "PENDING",
                                 nullable(r.result().map(StoreJson::result)),
                                 r.createTime().toEpochMilli(),
-                                nullable(r.completeTime().map(Instant::toEpochMilli))));
+                                nullable(r.completeTime().map(Instant::toEpochMilli)),
+                                r.principal()));
                 statement.executeUpdate();
             } catch (SQLException e) {
                 throw new StoreException("inserting request failed", e);

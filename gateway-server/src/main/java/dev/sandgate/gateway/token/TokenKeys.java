@@ -123,6 +123,7 @@ public record TokenKeys(Key current, Optional<Key> previous) {
     }
 
     static TokenKeys read(Path file) {
+        OwnerOnly.require(file, "token key file");
         Properties properties = new Properties();
         try (var in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             properties.load(in);
