@@ -79,9 +79,11 @@ final class WatchStream {
         out.setOnReadyHandler(stream.ready::release);
         stream.registration = lifecycle.hub().register(stream::offer);
         open.add(stream);
+        lifecycle.observer().watchStreamOpened();
         try {
             executor.execute(stream::run);
         } catch (RuntimeException e) {
+            lifecycle.observer().watchStreamClosed();
             open.remove(stream);
             stream.registration.close();
             throw e;
@@ -105,6 +107,7 @@ final class WatchStream {
                 ? removalFilter.matches(change.sandbox())
                 : filter.matches(change.sandbox());
         if (wanted && !cancelled && !queue.offer(change)) {
+            lifecycle.observer().watchEventDropped();
             overflowed = true;
             Thread thread = drainer;
             if (thread != null) {
@@ -157,6 +160,7 @@ final class WatchStream {
                         ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down; watch again"));
             }
             open.remove(this);
+            lifecycle.observer().watchStreamClosed();
         }
     }
 
@@ -204,6 +208,7 @@ final class WatchStream {
         }
         if (!ended()) {
             out.onNext(response);
+            lifecycle.observer().watchEventDelivered();
         }
     }
 

@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.api.v1.SandboxServiceGrpc;
 import dev.sandgate.gateway.grpc.SandboxServiceImpl;
+import dev.sandgate.gateway.metrics.GatewayObserver;
+import dev.sandgate.gateway.metrics.GrpcMetricsInterceptor;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -37,6 +39,7 @@ public final class GatewayServer implements AutoCloseable {
     private final ExecutorService calls;
     private final ExecutorService watchers;
     private final SandboxServiceImpl service;
+    private EngineReadiness readiness;
 
     private GatewayServer(
             Server server,
@@ -64,6 +67,10 @@ public final class GatewayServer implements AutoCloseable {
         ExecutorService watchers = Executors.newCachedThreadPool(daemons("sandgate-watch-"));
         HealthStatusManager health = new HealthStatusManager();
         SandboxServiceImpl service = new SandboxServiceImpl(gateway.lifecycle(), DEFAULT_WAIT, calls, watchers);
+        Gateway.Operability operability = gateway.operability();
+        if (operability.observer() != GatewayObserver.NONE) {
+            builder.intercept(new GrpcMetricsInterceptor(operability.observer()));
+        }
         Server server = builder.directExecutor()
                 .addService(service)
                 .addService(health.getHealthService())
@@ -78,7 +85,10 @@ public final class GatewayServer implements AutoCloseable {
         }
         health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
         health.setStatus(SandboxServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-        return new GatewayServer(server, health, service, calls, watchers);
+        GatewayServer started = new GatewayServer(server, health, service, calls, watchers);
+        started.readiness = EngineReadiness.start(
+                operability.engineCheck(), operability.readinessInterval(), health, operability.observer());
+        return started;
     }
 
     private static ThreadFactory daemons(String prefix) {
@@ -106,6 +116,7 @@ public final class GatewayServer implements AutoCloseable {
      */
     @Override
     public void close() {
+        readiness.close();
         health.enterTerminalState();
         server.shutdown();
         int watches = service.endWatches();
