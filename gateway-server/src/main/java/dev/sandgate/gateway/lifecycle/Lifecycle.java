@@ -1783,8 +1783,7 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     private void logNoop(String op, SandboxRecord row, Outcome outcome, Optional<String> requestId) {
-        TransitionLog.record(
-                observer, row, op, "-", outcome.name(), Optional.empty(), Optional.empty(), requestId, 0);
+        TransitionLog.record(observer, row, op, "-", outcome.name(), Optional.empty(), Optional.empty(), requestId, 0);
     }
 
     private void pruneRequestsQuietly() {

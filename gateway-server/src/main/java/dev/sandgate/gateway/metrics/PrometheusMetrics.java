@@ -75,7 +75,8 @@ public final class PrometheusMetrics implements GatewayObserver, AutoCloseable {
         transitionDurations =
                 timer("sandgate.lifecycle.transition.duration", "Lifecycle transitions from their driver call's start");
         driverCalls = timer("sandgate.driver.call.duration", "Driver calls by driver, operation and outcome");
-        storeCommits = timer("sandgate.store.commit.duration", "Store write transactions, waiting for the writer included");
+        storeCommits =
+                timer("sandgate.store.commit.duration", "Store write transactions, waiting for the writer included");
         recoveries = Counter.builder("sandgate.lifecycle.recoveries")
                 .description("Pending transitions resumed by recovery at start-up")
                 .register(registry);
@@ -153,7 +154,8 @@ public final class PrometheusMetrics implements GatewayObserver, AutoCloseable {
 
     private void scrape(HttpExchange exchange) throws IOException {
         try (exchange) {
-            if (!exchange.getRequestMethod().equals("GET") && !exchange.getRequestMethod().equals("HEAD")) {
+            if (!exchange.getRequestMethod().equals("GET")
+                    && !exchange.getRequestMethod().equals("HEAD")) {
                 exchange.sendResponseHeaders(405, -1);
                 return;
             }
@@ -199,7 +201,9 @@ public final class PrometheusMetrics implements GatewayObserver, AutoCloseable {
 
     @Override
     public void storeCommit(boolean committed, long nanos) {
-        storeCommits.withTags("outcome", committed ? "committed" : "rolled_back").record(nanos, TimeUnit.NANOSECONDS);
+        storeCommits
+                .withTags("outcome", committed ? "committed" : "rolled_back")
+                .record(nanos, TimeUnit.NANOSECONDS);
     }
 
     @Override

@@ -85,15 +85,18 @@ public final class Gateway implements AutoCloseable {
         // refused for its driver leaves nothing behind.
         ComputeDriverProvider provider =
                 DriverSelector.select(config.driverName(), config.driverConfig(), Gateway.class.getClassLoader());
-        return open(config, Clock.systemUTC(), () -> provider.availability(config.driverConfig()), (gatewayId, clock) -> {
-            try {
-                return new NamedDriver(
-                        provider.name(),
-                        provider.create(config.driverConfig(), new DriverContext(gatewayId, clock, MutationHook.NONE)));
-            } catch (DriverException e) {
-                throw new ConfigException("driver '" + provider.name() + "' cannot start: " + e.getMessage(), e);
-            }
-        });
+        return open(
+                config, Clock.systemUTC(), () -> provider.availability(config.driverConfig()), (gatewayId, clock) -> {
+                    try {
+                        return new NamedDriver(
+                                provider.name(),
+                                provider.create(
+                                        config.driverConfig(), new DriverContext(gatewayId, clock, MutationHook.NONE)));
+                    } catch (DriverException e) {
+                        throw new ConfigException(
+                                "driver '" + provider.name() + "' cannot start: " + e.getMessage(), e);
+                    }
+                });
     }
 
     /** A driver and the name it is known by. */
@@ -170,12 +173,22 @@ public final class Gateway implements AutoCloseable {
             lifecycle.observeWith(observer);
             if (metrics != null) {
                 metrics.countSandboxes(store);
-                log.info("serving Prometheus metrics on http://{}:{}/metrics", config.metricsListen().get().getHostString(), metrics.port());
+                log.info(
+                        "serving Prometheus metrics on http://{}:{}/metrics",
+                        config.metricsListen().get().getHostString(),
+                        metrics.port());
             }
             lifecycle.recover();
             log.info("gateway {} opened: driver={} data-dir={}", gatewayId, named.name(), dataDir);
-            return new Gateway(channel, lock, store, named.driver(), lifecycle, gatewayId,
-                    new Operability(observer, engineCheck, config.readinessInterval()), metrics);
+            return new Gateway(
+                    channel,
+                    lock,
+                    store,
+                    named.driver(),
+                    lifecycle,
+                    gatewayId,
+                    new Operability(observer, engineCheck, config.readinessInterval()),
+                    metrics);
         } catch (IOException e) {
             closeQuietly(metrics);
             closeQuietly(named, store, lock, channel);

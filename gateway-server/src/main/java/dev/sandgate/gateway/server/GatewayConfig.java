@@ -306,7 +306,8 @@ public record GatewayConfig(
             }
             return Optional.of(new InetSocketAddress(host, port));
         } catch (NumberFormatException e) {
-            throw new ConfigException("metrics-listen must be host:port with a port of 0 to 65535, got '" + value + "'");
+            throw new ConfigException(
+                    "metrics-listen must be host:port with a port of 0 to 65535, got '" + value + "'");
         }
     }
 
