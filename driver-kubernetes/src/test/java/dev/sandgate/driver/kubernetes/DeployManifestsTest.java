@@ -358,13 +358,15 @@ class DeployManifestsTest {
 
         @Test
         void metricsAreServedOnTheirOwnPortThatThePodAnnotationsName() {
-            int metrics = Integer.parseInt(env(container, "SANDGATE_METRICS_LISTEN").replaceAll(".*:", ""));
+            int metrics =
+                    Integer.parseInt(env(container, "SANDGATE_METRICS_LISTEN").replaceAll(".*:", ""));
             assertThat(container.getPorts())
                     .extracting(ContainerPort::getName, ContainerPort::getContainerPort)
                     .containsExactly(
                             org.assertj.core.groups.Tuple.tuple(
                                     "grpc",
-                                    Integer.parseInt(env(container, "SANDGATE_LISTEN").replaceAll(".*:", ""))),
+                                    Integer.parseInt(
+                                            env(container, "SANDGATE_LISTEN").replaceAll(".*:", ""))),
                             org.assertj.core.groups.Tuple.tuple("metrics", metrics));
             assertThat(deployment.getSpec().getTemplate().getMetadata().getAnnotations())
                     .containsEntry("prometheus.io/scrape", "true")
