@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -36,24 +37,30 @@ final class RunningGateway implements AutoCloseable {
     }
 
     static RunningGateway start(Path scratch) throws IOException, InterruptedException {
+        return start(scratch, Map.of());
+    }
+
+    /** Starts the gateway with {@code environment} added to the launcher's (e.g. SANDGATE_LOG_FORMAT). */
+    static RunningGateway start(Path scratch, Map<String, String> environment)
+            throws IOException, InterruptedException {
         Path ready = scratch.resolve("ready");
         Path log = scratch.resolve("gateway.log");
-        Process process = Distribution.launcher(
-                        "sandgate-gateway",
-                        List.of(
-                                "--listen",
-                                "127.0.0.1:0",
-                                "--ready-file",
-                                ready.toString(),
-                                "--data-dir",
-                                scratch.resolve("data").toString(),
-                                "--driver",
-                                "reference",
-                                "--driver-property",
-                                "reference.directory=" + scratch.resolve("sandboxes")))
-                .redirectErrorStream(true)
-                .redirectOutput(log.toFile())
-                .start();
+        ProcessBuilder launcher = Distribution.launcher(
+                "sandgate-gateway",
+                List.of(
+                        "--listen",
+                        "127.0.0.1:0",
+                        "--ready-file",
+                        ready.toString(),
+                        "--data-dir",
+                        scratch.resolve("data").toString(),
+                        "--driver",
+                        "reference",
+                        "--driver-property",
+                        "reference.directory=" + scratch.resolve("sandboxes")));
+        launcher.environment().putAll(environment);
+        Process process =
+                launcher.redirectErrorStream(true).redirectOutput(log.toFile()).start();
         RunningGateway gateway = new RunningGateway(process, log, awaitReadyFile(process, ready, log));
         gateway.awaitServing();
         return gateway;

@@ -340,9 +340,7 @@ class DeployManifestsTest {
         @Test
         void probesCheckTheGatewayPort() {
             int port = Integer.parseInt(env(container, "SANDGATE_LISTEN").replaceAll(".*:", ""));
-            assertThat(container.getPorts())
-                    .extracting(ContainerPort::getContainerPort)
-                    .containsExactly(port);
+            assertThat(container.getPorts().get(0).getContainerPort()).isEqualTo(port);
             for (Probe probe :
                     List.of(container.getStartupProbe(), container.getReadinessProbe(), container.getLivenessProbe())) {
                 // TCP: the port serves TLS, which the kubelet's gRPC probes cannot speak.
@@ -352,11 +350,29 @@ class DeployManifestsTest {
             Service service = only(base, Service.class);
             assertThat(service.getSpec().getSelector())
                     .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
-            assertThat(service.getSpec().getPorts()).singleElement().satisfies(servicePort -> {
+            assertThat(service.getSpec().getPorts().get(0)).satisfies(servicePort -> {
                 assertThat(servicePort.getPort()).isEqualTo(port);
                 assertThat(servicePort.getTargetPort().getStrVal())
                         .isEqualTo(container.getPorts().get(0).getName());
             });
+        }
+
+        @Test
+        void metricsAreServedOnTheirOwnPortThatThePodAnnotationsName() {
+            int metrics =
+                    Integer.parseInt(env(container, "SANDGATE_METRICS_LISTEN").replaceAll(".*:", ""));
+            assertThat(container.getPorts())
+                    .extracting(ContainerPort::getName, ContainerPort::getContainerPort)
+                    .containsExactly(
+                            org.assertj.core.groups.Tuple.tuple(
+                                    "grpc",
+                                    Integer.parseInt(
+                                            env(container, "SANDGATE_LISTEN").replaceAll(".*:", ""))),
+                            org.assertj.core.groups.Tuple.tuple("metrics", metrics));
+            assertThat(deployment.getSpec().getTemplate().getMetadata().getAnnotations())
+                    .containsEntry("prometheus.io/scrape", "true")
+                    .containsEntry("prometheus.io/port", Integer.toString(metrics))
+                    .containsEntry("prometheus.io/path", "/metrics");
         }
 
         @Test

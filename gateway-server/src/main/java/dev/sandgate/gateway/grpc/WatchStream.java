@@ -49,6 +49,7 @@ final class WatchStream {
     private final ConcurrentLinkedQueue<WatchFanout.Delivery> queue = new ConcurrentLinkedQueue<>();
     private final AtomicInteger queued = new AtomicInteger();
     private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final AtomicBoolean counted = new AtomicBoolean();
     private volatile boolean cancelled;
     private volatile boolean overflowed;
     private volatile boolean shuttingDown;
@@ -109,11 +110,13 @@ final class WatchStream {
         out.setOnCancelHandler(stream::cancel);
         out.setOnReadyHandler(stream::schedule);
         fanout.add(stream);
+        lifecycle.observer().watchStreamOpened();
         stream.scheduled.set(true);
         try {
             executor.execute(stream::turn);
         } catch (RejectedExecutionException e) {
             fanout.remove(stream);
+            stream.closed();
             throw e;
         }
     }
@@ -131,6 +134,7 @@ final class WatchStream {
     /** Queues a change this stream wants; never blocks. */
     void offer(WatchFanout.Delivery delivery) {
         if (queued.incrementAndGet() > fanout.capacity()) {
+            lifecycle.observer().watchEventDropped();
             overflow();
             return;
         }
@@ -172,6 +176,7 @@ final class WatchStream {
             // The gateway is stopping: the stream's call is being cancelled with the server.
             scheduled.set(false);
             fanout.remove(this);
+            closed();
         }
     }
 
@@ -203,6 +208,7 @@ final class WatchStream {
         }
         if (cancelled) {
             ended = true;
+            closed();
             return;
         }
         if (shuttingDown) {
@@ -253,6 +259,7 @@ final class WatchStream {
             budget--;
             if (isNew(delivery.change())) {
                 out.onNext(delivery.encoded());
+                lifecycle.observer().watchEventDelivered();
             }
         }
     }
@@ -275,8 +282,16 @@ final class WatchStream {
         return true;
     }
 
+    /** Counts the stream as closed in the metrics, once whichever way it ends. */
+    private void closed() {
+        if (counted.compareAndSet(false, true)) {
+            lifecycle.observer().watchStreamClosed();
+        }
+    }
+
     private void end(RuntimeException e) {
         ended = true;
+        closed();
         fanout.remove(this);
         queue.clear();
         if (cancelled) {

@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
+import dev.sandgate.gateway.metrics.GatewayObserver;
 import dev.sandgate.gateway.policy.PolicyDocument;
 import dev.sandgate.gateway.store.ConditionRecord;
 import dev.sandgate.gateway.store.ErrorRecord;
@@ -118,6 +119,7 @@ public final class Lifecycle implements AutoCloseable {
     private final CopyOnWriteArrayList<SandboxObservation> unmanaged = new CopyOnWriteArrayList<>();
     private volatile WatchSubscription driverWatch;
     private volatile boolean closed;
+    private volatile GatewayObserver observer = GatewayObserver.NONE;
 
     public Lifecycle(
             Store store,
@@ -147,6 +149,15 @@ public final class Lifecycle implements AutoCloseable {
 
     public String driverName() {
         return driverName;
+    }
+
+    /** Reports transitions, recoveries and retries to {@code observer} from now on (set it before {@link #recover}). */
+    public void observeWith(GatewayObserver observer) {
+        this.observer = requireNonNull(observer, "observer is null");
+    }
+
+    public GatewayObserver observer() {
+        return observer;
     }
 
     public DriverCapabilities capabilities() {
@@ -302,7 +313,7 @@ public final class Lifecycle implements AutoCloseable {
                 });
                 adm.committed(decision.row().id(), decision.row().generation());
                 if (decision.isDone()) {
-                    logNoop("stop", decision.row(), Outcome.ALREADY_STOPPED);
+                    logNoop("stop", decision.row(), Outcome.ALREADY_STOPPED, adm.meta.requestId());
                     return reply(Outcome.ALREADY_STOPPED, decision.row());
                 }
                 publish(SandboxChange.Type.MODIFIED, decision.row(), currentObservation(decision.row()));
@@ -364,7 +375,7 @@ public final class Lifecycle implements AutoCloseable {
                 });
                 adm.committed(decision.row().id(), decision.row().generation());
                 if (decision.isDone() || launch.isEmpty()) {
-                    logNoop("start", decision.row(), Outcome.ALREADY_RUNNING);
+                    logNoop("start", decision.row(), Outcome.ALREADY_RUNNING, adm.meta.requestId());
                     return reply(Outcome.ALREADY_RUNNING, decision.row());
                 }
                 publish(SandboxChange.Type.MODIFIED, decision.row(), currentObservation(decision.row()));
@@ -534,6 +545,7 @@ public final class Lifecycle implements AutoCloseable {
                     transition.kind().name().toLowerCase(java.util.Locale.ROOT),
                     row.generation(),
                     transition.operationId());
+            observer.recovery();
             try (SandboxLocks.Held held = locks.acquire(row.id(), settings.defaultWait())) {
                 // Finishing a delete removes the sandbox: that is its completion, not a failure to look it up after.
                 store.sandbox(row.id()).filter(r -> r.pending().isPresent()).ifPresent(this::finishPending);
@@ -870,7 +882,7 @@ public final class Lifecycle implements AutoCloseable {
             };
         } catch (DriverException e) {
             if (GatewayException.isTransient(e.code())) {
-                logTransition(row, transition, "PENDING(" + e.code() + ")", started);
+                logTransition(row, transition, "PENDING(" + e.code() + ")", started, Optional.of(e.getMessage()));
                 scheduleRetry(row.id());
                 throw transitionPending(row, transition, e.getMessage());
             }
@@ -1140,6 +1152,7 @@ public final class Lifecycle implements AutoCloseable {
         if (closed) {
             return;
         }
+        observer.retry();
         int attempt = retryAttempts.merge(sandboxId, 1, Integer::sum);
         long delayMillis = Math.min(settings.maxRetryBackoff().toMillis(), 500L << Math.min(attempt, 16));
         scheduler.schedule(
@@ -1866,24 +1879,17 @@ public final class Lifecycle implements AutoCloseable {
         };
     }
 
-    private static void logTransition(SandboxRecord row, PendingTransition t, String outcome, long startedNanos) {
-        log.info(
-                "transition sandbox={} op={} generation={} outcome={} durationMs={} operation={}",
-                row.id(),
-                verb(t.kind()),
-                row.generation(),
-                outcome,
-                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startedNanos),
-                t.operationId());
+    private void logTransition(SandboxRecord row, PendingTransition t, String outcome, long startedNanos) {
+        logTransition(row, t, outcome, startedNanos, Optional.empty());
     }
 
-    private static void logNoop(String op, SandboxRecord row, Outcome outcome) {
-        log.info(
-                "transition sandbox={} op={} generation={} outcome={} durationMs=0",
-                row.id(),
-                op,
-                row.generation(),
-                outcome);
+    private void logTransition(
+            SandboxRecord row, PendingTransition t, String outcome, long startedNanos, Optional<String> cause) {
+        TransitionLog.record(observer, row, t, verb(t.kind()), outcome, cause, startedNanos);
+    }
+
+    private void logNoop(String op, SandboxRecord row, Outcome outcome, Optional<String> requestId) {
+        TransitionLog.record(observer, row, op, "-", outcome.name(), Optional.empty(), Optional.empty(), requestId, 0);
     }
 
     private void pruneRequestsQuietly() {

@@ -5,9 +5,14 @@ import static java.util.Objects.requireNonNull;
 import dev.sandgate.gateway.lifecycle.FaultInjector;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.lifecycle.LifecycleSettings;
+import dev.sandgate.gateway.metrics.GatewayObserver;
+import dev.sandgate.gateway.metrics.MeteredComputeDriver;
+import dev.sandgate.gateway.metrics.MeteredStore;
+import dev.sandgate.gateway.metrics.PrometheusMetrics;
 import dev.sandgate.gateway.store.SqliteStore;
 import dev.sandgate.gateway.token.ExecutionTokens;
 import dev.sandgate.gateway.token.TokenKeys;
+import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverContext;
@@ -23,11 +28,13 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -49,6 +56,9 @@ public final class Gateway implements AutoCloseable {
     private final ComputeDriver driver;
     private final Lifecycle lifecycle;
     private final String gatewayId;
+    private final Operability operability;
+    /** Null without a metrics port. */
+    private final PrometheusMetrics metrics;
 
     private Gateway(
             FileChannel lockChannel,
@@ -56,7 +66,11 @@ public final class Gateway implements AutoCloseable {
             SqliteStore store,
             ComputeDriver driver,
             Lifecycle lifecycle,
-            String gatewayId) {
+            String gatewayId,
+            Operability operability,
+            PrometheusMetrics metrics) {
+        this.operability = operability;
+        this.metrics = metrics;
         this.lockChannel = lockChannel;
         this.lock = lock;
         this.store = store;
@@ -74,15 +88,18 @@ public final class Gateway implements AutoCloseable {
         ComputeDriverProvider provider = selection.provider();
         log.info("driver {} selected: {}", provider.name(), selection.reason());
         selection.skipped().forEach(skipped -> log.info("driver not selected: {}", skipped));
-        return open(config, Clock.systemUTC(), (gatewayId, clock) -> {
-            try {
-                return new NamedDriver(
-                        provider.name(),
-                        provider.create(config.driverConfig(), new DriverContext(gatewayId, clock, MutationHook.NONE)));
-            } catch (DriverException e) {
-                throw new ConfigException("driver '" + provider.name() + "' cannot start: " + e.getMessage(), e);
-            }
-        });
+        return open(
+                config, Clock.systemUTC(), () -> provider.availability(config.driverConfig()), (gatewayId, clock) -> {
+                    try {
+                        return new NamedDriver(
+                                provider.name(),
+                                provider.create(
+                                        config.driverConfig(), new DriverContext(gatewayId, clock, MutationHook.NONE)));
+                    } catch (DriverException e) {
+                        throw new ConfigException(
+                                "driver '" + provider.name() + "' cannot start: " + e.getMessage(), e);
+                    }
+                });
     }
 
     /** A driver and the name it is known by. */
@@ -99,13 +116,31 @@ public final class Gateway implements AutoCloseable {
         NamedDriver create(String gatewayId, Clock clock);
     }
 
-    /** Opens a gateway with a driver made by {@code drivers} (tests pass their own). */
+    /** Opens a gateway with a driver made by {@code drivers} (tests pass their own), its engine taken as available. */
     public static Gateway open(GatewayConfig config, Clock clock, DriverFactory drivers) {
+        return open(config, clock, () -> Availability.available("not checked"), drivers);
+    }
+
+    /**
+     * What operating the gateway needs beyond its API: the metrics observer (a no-op without a metrics port), the check
+     * of the driver's engine and how often readiness runs it ({@link EngineReadiness}).
+     */
+    public record Operability(
+            GatewayObserver observer, Supplier<Availability> engineCheck, Duration readinessInterval) {}
+
+    public Operability operability() {
+        return operability;
+    }
+
+    /** Opens a gateway with a driver made by {@code drivers}, whose engine {@code engineCheck} asks about. */
+    public static Gateway open(
+            GatewayConfig config, Clock clock, Supplier<Availability> engineCheck, DriverFactory drivers) {
         Path dataDir = config.dataDir().toAbsolutePath();
         FileChannel channel = null;
         FileLock lock = null;
         SqliteStore store = null;
         NamedDriver named = null;
+        PrometheusMetrics metrics = null;
         try {
             createPrivateDirectory(dataDir);
             channel = openLockFile(dataDir.resolve(LOCK_FILE));
@@ -126,9 +161,13 @@ public final class Gateway implements AutoCloseable {
                         "TEST FAULT ARMED: the process halts at {}",
                         faults.armedPoint().get().externalName());
             }
+            metrics = config.metricsListen().isEmpty()
+                    ? null
+                    : PrometheusMetrics.start(config.metricsListen().get(), named.name());
+            GatewayObserver observer = metrics == null ? GatewayObserver.NONE : metrics;
             Lifecycle lifecycle = new Lifecycle(
-                    store,
-                    named.driver(),
+                    metrics == null ? store : new MeteredStore(store, metrics),
+                    metrics == null ? named.driver() : new MeteredComputeDriver(named.driver(), metrics),
                     named.name(),
                     new ExecutionTokens(keys),
                     faults,
@@ -136,14 +175,32 @@ public final class Gateway implements AutoCloseable {
                     LifecycleSettings.DEFAULTS
                             .withDriverTimeout(config.driverTimeout())
                             .withRequestRetention(config.requestRetention()));
+            lifecycle.observeWith(observer);
+            if (metrics != null) {
+                metrics.countSandboxes(store);
+                log.info(
+                        "serving Prometheus metrics on http://{}:{}/metrics",
+                        config.metricsListen().get().getHostString(),
+                        metrics.port());
+            }
             lifecycle.recover();
             log.info("gateway {} opened: driver={} data-dir={}", gatewayId, named.name(), dataDir);
-            return new Gateway(channel, lock, store, named.driver(), lifecycle, gatewayId);
+            return new Gateway(
+                    channel,
+                    lock,
+                    store,
+                    named.driver(),
+                    lifecycle,
+                    gatewayId,
+                    new Operability(observer, engineCheck, config.readinessInterval()),
+                    metrics);
         } catch (IOException e) {
+            closeQuietly(metrics);
             closeQuietly(named, store, lock, channel);
             throw new UncheckedIOException(
                     "cannot open the data directory " + dataDir + ": " + IoReasons.describe(e), e);
         } catch (RuntimeException e) {
+            closeQuietly(metrics);
             closeQuietly(named, store, lock, channel);
             throw e;
         }
@@ -244,6 +301,13 @@ public final class Gateway implements AutoCloseable {
     public void close() {
         lifecycle.close();
         closeQuietly(new NamedDriver(lifecycle.driverName(), driver), store, lock, lockChannel);
+        closeQuietly(metrics);
+    }
+
+    private static void closeQuietly(PrometheusMetrics metrics) {
+        if (metrics != null) {
+            metrics.close();
+        }
     }
 
     private static void closeQuietly(NamedDriver named, SqliteStore store, FileLock lock, FileChannel channel) {

@@ -10,6 +10,7 @@ import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Identifiers;
 import java.io.IOException;
 import java.io.Reader;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,6 +47,8 @@ import java.util.stream.Collectors;
  * @param help print the usage and exit
  * @param rotateTokenKey rotate the token key file and exit
  * @param security TLS, authentication, authorization ({@link SecuritySettings})
+ * @param metricsListen where to serve Prometheus metrics over HTTP; empty: no metrics
+ * @param readinessInterval how often the driver's engine is checked for the readiness of the SandboxService
  */
 public record GatewayConfig(
         String listenHost,
@@ -63,7 +66,9 @@ public record GatewayConfig(
         Optional<Path> readyFile,
         boolean help,
         boolean rotateTokenKey,
-        SecuritySettings security) {
+        SecuritySettings security,
+        Optional<InetSocketAddress> metricsListen,
+        Duration readinessInterval) {
     public static final String DEFAULT_LISTEN = "127.0.0.1:7443";
     public static final String ENV_PREFIX = "SANDGATE_";
     public static final String ENV_DRIVER_PROPERTY_PREFIX = "SANDGATE_DRIVER_PROPERTY_";
@@ -80,7 +85,9 @@ public record GatewayConfig(
             "store-synchronous",
             "enable-test-faults",
             "fault-point",
-            "ready-file");
+            "ready-file",
+            "metrics-listen",
+            "readiness-interval");
 
     /** Read by bin/sandgate-gateway, bin/sandgate and the scripts (which export some), not by the gateway. */
     private static final Set<String> OTHER_TOOLS_VARIABLES = Set.of(
@@ -111,6 +118,8 @@ public record GatewayConfig(
         requireNonNull(faultPoint, "faultPoint is null");
         requireNonNull(readyFile, "readyFile is null");
         requireNonNull(security, "security is null");
+        requireNonNull(metricsListen, "metricsListen is null");
+        requireNonNull(readinessInterval, "readinessInterval is null");
     }
 
     public DriverConfig driverConfig() {
@@ -301,7 +310,31 @@ public record GatewayConfig(
                 readyFile,
                 help,
                 rotate,
-                SecuritySettings.from(settings, host));
+                SecuritySettings.from(settings, host),
+                metricsListen(settings.get("metrics-listen")),
+                duration(parse, "readiness-interval", Duration.ofSeconds(5)));
+    }
+
+    /** The metrics address, HOST:PORT; empty or unset: no metrics. */
+    private static Optional<InetSocketAddress> metricsListen(String value) {
+        if (value == null || value.isBlank()) {
+            return Optional.empty();
+        }
+        int colon = value.lastIndexOf(':');
+        String host = colon > 0 ? value.substring(0, colon) : "";
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        try {
+            int port = Integer.parseInt(value.substring(colon + 1));
+            if (host.isEmpty() || port < 0 || port > 65535) {
+                throw new NumberFormatException();
+            }
+            return Optional.of(new InetSocketAddress(host, port));
+        } catch (NumberFormatException e) {
+            throw new ConfigException(
+                    "metrics-listen must be host:port with a port of 0 to 65535, got '" + value + "'");
+        }
     }
 
     private static Duration duration(DriverConfig settings, String key, Duration defaultValue) {
@@ -382,6 +415,9 @@ public record GatewayConfig(
                   --store-synchronous MODE   NORMAL (default: survives a gateway crash; an OS crash may lose the
                                              last commits) or FULL (also survives an OS crash; slower)
                   --ready-file FILE          write HOST:PORT to FILE once serving
+                  --metrics-listen HOST:PORT serve Prometheus metrics on http://HOST:PORT/metrics (default: off)
+                  --readiness-interval DUR   how often the driver's engine is checked; while it is unavailable the
+                                             health of sandgate.v1.SandboxService is NOT_SERVING (default 5s)
                   --rotate-token-key         make a new current token key, keep the old one as previous, and exit
                                              (restart the gateway to use it; tokens of both keys verify)
                   --help                     print this text and exit

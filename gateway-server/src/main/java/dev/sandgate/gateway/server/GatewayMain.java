@@ -24,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
  * The gateway's command-line entry point. {@code --help} prints every option ({@link GatewayConfig#usage()}),
@@ -39,6 +40,9 @@ public final class GatewayMain {
     private GatewayMain() {}
 
     public static void main(String[] args) {
+        // java.util.logging (gRPC, the JDK's HTTP client) into slf4j: conf/logback.xml sets its levels.
+        SLF4JBridgeHandler.removeHandlersForRootLogger();
+        SLF4JBridgeHandler.install();
         int status = run(args, System.out, System.err);
         if (status != 0) {
             // Failed before serving: no shutdown hook of ours will stop the logging, so write what it buffers now

@@ -6,6 +6,8 @@ import dev.sandgate.api.v1.SandboxServiceGrpc;
 import dev.sandgate.gateway.grpc.MalformedRequestLog;
 import dev.sandgate.gateway.grpc.MalformedRequests;
 import dev.sandgate.gateway.grpc.SandboxServiceImpl;
+import dev.sandgate.gateway.metrics.GatewayObserver;
+import dev.sandgate.gateway.metrics.GrpcMetricsInterceptor;
 import io.grpc.Server;
 import io.grpc.ServerBuilder;
 import io.grpc.ServerInterceptor;
@@ -44,6 +46,8 @@ public final class GatewayServer implements AutoCloseable {
     private final ExecutorService calls;
     private final ExecutorService watchers;
     private final SandboxServiceImpl service;
+    private GatewayObserver observer = GatewayObserver.NONE;
+    private EngineReadiness readiness;
 
     private GatewayServer(
             Server server,
@@ -83,6 +87,10 @@ public final class GatewayServer implements AutoCloseable {
         SandboxServiceImpl service = new SandboxServiceImpl(gateway.lifecycle(), DEFAULT_WAIT, calls, watchers);
         // Malformed request bytes get INVALID_ARGUMENT on every service, with one rate-limited log line.
         MalformedRequestLog malformed = MalformedRequestLog.toLogger();
+        Gateway.Operability operability = gateway.operability();
+        if (operability.observer() != GatewayObserver.NONE) {
+            builder.intercept(new GrpcMetricsInterceptor(operability.observer()));
+        }
         Server server = builder.directExecutor()
                 .addService(MalformedRequests.guard(
                         ServerInterceptors.interceptForward(service.bindService(), interceptors), malformed))
@@ -99,7 +107,12 @@ public final class GatewayServer implements AutoCloseable {
         }
         health.setStatus(HealthStatusManager.SERVICE_NAME_ALL_SERVICES, ServingStatus.SERVING);
         health.setStatus(SandboxServiceGrpc.SERVICE_NAME, ServingStatus.SERVING);
-        return new GatewayServer(server, health, service, calls, watchers);
+        GatewayServer started = new GatewayServer(server, health, service, calls, watchers);
+        started.observer = operability.observer();
+        started.observer.serving(true);
+        started.readiness = EngineReadiness.start(
+                operability.engineCheck(), operability.readinessInterval(), health, operability.observer());
+        return started;
     }
 
     private static ThreadFactory daemons(String prefix) {
@@ -127,6 +140,8 @@ public final class GatewayServer implements AutoCloseable {
      */
     @Override
     public void close() {
+        readiness.close();
+        observer.serving(false);
         health.enterTerminalState();
         server.shutdown();
         int watches = service.endWatches();

@@ -1,0 +1,69 @@
+package dev.sandgate.gateway.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.sandgate.gateway.testing.FakeDriver;
+import dev.sandgate.gateway.testing.FakeDriverProvider;
+import dev.sandgate.spi.Availability;
+import io.grpc.ManagedChannel;
+import io.grpc.health.v1.HealthCheckRequest;
+import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
+import io.grpc.health.v1.HealthGrpc;
+import io.grpc.inprocess.InProcessChannelBuilder;
+import io.grpc.inprocess.InProcessServerBuilder;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Readiness follows the driver's engine check; liveness (the whole server's health) stays on the process. */
+class EngineReadinessTest {
+    @TempDir
+    Path root;
+
+    @Test
+    void theSandboxServiceIsNotServingWhileTheEngineIsUnavailableAndServingOnceItAnswers() {
+        AtomicBoolean engineUp = new AtomicBoolean(true);
+        GatewayConfig config = GatewayConfig.load(
+                new String[] {"--data-dir", root.resolve("data").toString(), "--readiness-interval", "50ms"}, Map.of());
+        String name = "readiness-" + UUID.randomUUID();
+        try (Gateway gateway = Gateway.open(
+                        config,
+                        Clock.systemUTC(),
+                        () -> engineUp.get()
+                                ? Availability.available("up")
+                                : Availability.unavailable("engine socket refused"),
+                        (gatewayId, clock) -> new Gateway.NamedDriver(
+                                FakeDriverProvider.NAME,
+                                new FakeDriver(root.resolve("backend"), gatewayId, FakeDriver.allCapabilities())));
+                GatewayServer server = GatewayServer.start(gateway, InProcessServerBuilder.forName(name))) {
+            ManagedChannel channel = InProcessChannelBuilder.forName(name).build();
+            try {
+                HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> status(health, "sandgate.v1.SandboxService") == ServingStatus.SERVING);
+
+                engineUp.set(false);
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> status(health, "sandgate.v1.SandboxService") == ServingStatus.NOT_SERVING);
+                assertThat(status(health, "")).as("liveness").isEqualTo(ServingStatus.SERVING);
+
+                engineUp.set(true);
+                await().atMost(Duration.ofSeconds(10))
+                        .until(() -> status(health, "sandgate.v1.SandboxService") == ServingStatus.SERVING);
+            } finally {
+                channel.shutdownNow();
+            }
+        }
+    }
+
+    private static ServingStatus status(HealthGrpc.HealthBlockingStub health, String service) {
+        return health.check(HealthCheckRequest.newBuilder().setService(service).build())
+                .getStatus();
+    }
+}
