@@ -35,6 +35,7 @@ import dev.sandgate.driver.v1.ValidateRequest;
 import dev.sandgate.driver.v1.ValidateResponse;
 import dev.sandgate.driver.v1.WatchEvent;
 import dev.sandgate.driver.v1.WatchRequest;
+import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.DriverCapabilities;
 import dev.sandgate.spi.DriverException;
@@ -87,15 +88,19 @@ final class DriverHostService extends ComputeDriverGrpc.ComputeDriverImplBase {
                     .build()));
             return;
         }
-        unary(
-                responses,
-                () -> HandshakeResponse.newBuilder()
-                        .setProtocolVersion(RemoteDriverProvider.PROTOCOL_VERSION)
-                        .setDriverName(instances.provider().name())
-                        .setCapabilities(DriverWire.toProto(capabilities(request.getGatewayId())))
-                        .addFeatures(RemoteDriverProvider.FEATURE_MUTATION_ANNOUNCEMENTS)
-                        .addFeatures(RemoteDriverProvider.FEATURE_WATCH)
-                        .build());
+        unary(responses, () -> {
+            var answer = HandshakeResponse.newBuilder()
+                    .setProtocolVersion(RemoteDriverProvider.PROTOCOL_VERSION)
+                    .setDriverName(instances.provider().name())
+                    .addFeatures(RemoteDriverProvider.FEATURE_MUTATION_ANNOUNCEMENTS)
+                    .addFeatures(RemoteDriverProvider.FEATURE_WATCH);
+            Availability availability = instances.availability();
+            answer.setAvailable(availability.available()).setAvailabilityReason(availability.reason());
+            if (availability.available()) {
+                answer.setCapabilities(DriverWire.toProto(capabilities(request.getGatewayId())));
+            }
+            return answer.build();
+        });
     }
 
     /** Constant for the driver's lifetime: read once, from a short-lived instance. */

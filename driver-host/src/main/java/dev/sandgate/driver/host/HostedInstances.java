@@ -3,6 +3,7 @@ package dev.sandgate.driver.host;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.driver.v1.CallContext;
+import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
@@ -35,6 +36,10 @@ final class HostedInstances implements AutoCloseable {
 
     ComputeDriverProvider provider() {
         return provider;
+    }
+
+    Availability availability() {
+        return provider.availability(config);
     }
 
     /** The instance of {@code context}, created on first use. */

@@ -12,6 +12,7 @@ import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverCapabilities;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
@@ -63,7 +64,10 @@ public final class RemoteDriverProvider implements ComputeDriverProvider {
             ManagedChannel channel = Channels.open(settings);
             try {
                 HandshakeResponse answer = handshake(settings, channel, "availability-check");
-                return Availability.available("remote driver '" + answer.getDriverName() + "' at " + settings.target());
+                String driver = "remote driver '" + answer.getDriverName() + "' at " + settings.target();
+                return answer.getAvailable()
+                        ? Availability.available(driver + ": " + answer.getAvailabilityReason())
+                        : Availability.unavailable(driver + ": " + answer.getAvailabilityReason());
             } finally {
                 channel.shutdownNow();
             }
@@ -80,6 +84,12 @@ public final class RemoteDriverProvider implements ComputeDriverProvider {
         ManagedChannel channel = Channels.open(settings);
         try {
             HandshakeResponse answer = handshake(settings, channel, context.gatewayId());
+            if (!answer.getAvailable()) {
+                throw new DriverException(
+                        DriverErrorCode.UNAVAILABLE,
+                        "remote driver '" + answer.getDriverName() + "' at " + settings.target() + " is not available: "
+                                + answer.getAvailabilityReason());
+            }
             DriverCapabilities capabilities = DriverWire.capabilities(answer.getCapabilities());
             return new RemoteComputeDriver(settings, channel, context, capabilities);
         } catch (RuntimeException e) {
