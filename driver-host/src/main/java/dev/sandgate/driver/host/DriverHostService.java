@@ -208,7 +208,7 @@ final class DriverHostService extends ComputeDriverGrpc.ComputeDriverImplBase {
                     var request = call.getRequest();
                     var result = driver.stop(
                             DriverWire.ref(request.getRef()),
-                            request.hasExpectedGeneration()
+                            request.getExpectedGeneration() > 0
                                     ? OptionalLong.of(request.getExpectedGeneration())
                                     : OptionalLong.empty());
                     return StopReply.newBuilder()
@@ -231,7 +231,7 @@ final class DriverHostService extends ComputeDriverGrpc.ComputeDriverImplBase {
                     var request = call.getRequest();
                     var result = driver.delete(
                             DriverWire.ref(request.getRef()),
-                            request.hasExpectedGeneration()
+                            request.getExpectedGeneration() > 0
                                     ? OptionalLong.of(request.getExpectedGeneration())
                                     : OptionalLong.empty());
                     return DeleteReply.newBuilder()

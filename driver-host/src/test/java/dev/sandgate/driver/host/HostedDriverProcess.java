@@ -62,6 +62,14 @@ public final class HostedDriverProcess implements AutoCloseable {
         return new HostedDriverProcess(List.copyOf(command), socket, log);
     }
 
+    /**
+     * A driver process of any language: {@code command} must serve {@code sandgate.driver.v1} on {@code socket} and
+     * print a line starting with {@code sandgate-driver-host: serving} once it does.
+     */
+    public static HostedDriverProcess command(List<String> command, Path socket, Path log) {
+        return new HostedDriverProcess(List.copyOf(command), socket, log);
+    }
+
     /** Starts the process and waits until it serves. */
     public HostedDriverProcess start() {
         try {

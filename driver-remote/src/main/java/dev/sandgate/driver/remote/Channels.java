@@ -17,7 +17,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.Set;
 
 /** Opens the channel to a remote driver: a Unix socket that must be owner-only, or TCP with mutual TLS. */
-final class Channels {
+public final class Channels {
     /** Shared by every channel over a Unix socket: daemon threads, created at first use. */
     private static final class UnixEventLoop {
         static final EventLoopGroup GROUP = new EpollEventLoopGroup(
@@ -30,7 +30,8 @@ final class Channels {
 
     private Channels() {}
 
-    static ManagedChannel open(RemoteSettings settings) {
+    /** A channel to {@code settings.target()}; the caller shuts it down. */
+    public static ManagedChannel open(RemoteSettings settings) {
         return switch (settings.target()) {
             case RemoteSettings.Endpoint.Unix unix -> {
                 requireOwnerOnly(unix);
