@@ -40,6 +40,7 @@ import dev.sandgate.spi.SandboxWatcher;
 import dev.sandgate.spi.StartResult;
 import dev.sandgate.spi.StopResult;
 import dev.sandgate.spi.WatchSubscription;
+import io.grpc.ConnectivityState;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
@@ -260,6 +261,10 @@ final class RemoteComputeDriver implements ComputeDriver {
     private void requireOpen() {
         if (closed.get()) {
             throw new DriverException(DriverErrorCode.INTERNAL, "the remote driver was closed");
+        }
+        // A driver process that came back is reached at once, not after the channel's reconnection back-off.
+        if (channel.getState(false) == ConnectivityState.TRANSIENT_FAILURE) {
+            channel.resetConnectBackoff();
         }
     }
 
