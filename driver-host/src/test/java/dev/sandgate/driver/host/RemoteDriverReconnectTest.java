@@ -73,7 +73,8 @@ class RemoteDriverReconnectTest {
                 if (e.code() != DriverErrorCode.UNAVAILABLE || System.nanoTime() - deadline > 0) {
                     throw e;
                 }
-                Thread.onSpinWait();
+                java.util.concurrent.locks.LockSupport.parkNanos(
+                        java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50));
             }
         }
     }
