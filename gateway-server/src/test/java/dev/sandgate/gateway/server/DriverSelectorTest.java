@@ -9,7 +9,10 @@ import java.util.Optional;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
-/** Drivers on the test class path: the reference driver (priority 0) and the test fake (priority -1000). */
+/**
+ * Drivers on the test class path: the reference driver (priority 0), the remote driver (priority -10, for
+ * RemoteDriverRestartTest) and the test fake (priority -1000).
+ */
 class DriverSelectorTest {
     private static final ClassLoader LOADER = DriverSelectorTest.class.getClassLoader();
 
@@ -38,7 +41,7 @@ class DriverSelectorTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("fake.directory is not set");
         assertThatThrownBy(() -> DriverSelector.select(Optional.of("nope"), DriverConfig.EMPTY, LOADER))
-                .hasMessageContaining("installed: reference, fake");
+                .hasMessageContaining("installed: reference, remote, fake");
     }
 
     @Test
