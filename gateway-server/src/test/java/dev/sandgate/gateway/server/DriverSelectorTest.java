@@ -22,8 +22,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Drivers on the test class path: the reference driver (priority 0) and the test fake (priority -1000), both of which
- * run nothing; the tests add {@link Engine} (priority 30), a driver of an engine, through a class loader of their own.
+ * Drivers on the test class path: the reference driver (priority 0), the remote driver (priority -10, for
+ * RemoteDriverRestartTest) and the test fake (priority -1000), none of which runs anything; the tests add {@link
+ * Engine} (priority 30), a driver of an engine, through a class loader of their own.
  */
 class DriverSelectorTest {
     private static final ClassLoader LOADER = DriverSelectorTest.class.getClassLoader();
@@ -120,7 +121,7 @@ class DriverSelectorTest {
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("fake.directory is not set");
         assertThatThrownBy(() -> DriverSelector.select(Optional.of("nope"), DriverConfig.EMPTY, LOADER))
-                .hasMessageContaining("installed: reference, fake");
+                .hasMessageContaining("installed: reference, remote, fake");
     }
 
     @Test

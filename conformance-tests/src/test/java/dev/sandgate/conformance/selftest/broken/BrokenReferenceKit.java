@@ -12,6 +12,7 @@ import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.SandboxSpec;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.function.BiFunction;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -22,6 +23,13 @@ import org.junit.jupiter.api.io.TempDir;
 abstract class BrokenReferenceKit extends ComputeDriverConformanceTest {
     @TempDir
     static Path directory;
+
+    /**
+     * Where the broken driver runs: in this process by default. driver-host's self-test runs each in a driver host
+     * process instead (its kit calls then cross sandgate.driver.v1), and expects the same failures.
+     */
+    static volatile BiFunction<BrokenReferenceKit, ComputeDriverProvider, ComputeDriverProvider> placement =
+            (kit, inProcess) -> inProcess;
 
     /** Wraps the reference driver into the broken one. */
     abstract ComputeDriver breakDriver(ComputeDriver reference, Path backendDirectory, DriverContext context);
@@ -38,6 +46,11 @@ abstract class BrokenReferenceKit extends ComputeDriverConformanceTest {
 
     @Override
     protected ComputeDriverProvider provider() {
+        return placement.apply(this, inProcessProvider());
+    }
+
+    /** The reference driver with this kit's bug, in this process. */
+    ComputeDriverProvider inProcessProvider() {
         var reference = new ReferenceDriverProvider();
         return new ComputeDriverProvider() {
             @Override
