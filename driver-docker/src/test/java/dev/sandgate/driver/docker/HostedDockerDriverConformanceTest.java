@@ -49,4 +49,9 @@ class HostedDockerDriverConformanceTest extends ComputeDriverConformanceTest {
     protected SandboxSpec runningSpec() {
         return DockerTestEngine.ENGINE.runningSpec();
     }
+
+    @Override
+    protected SandboxSpec permanentlyRefusedSpec() {
+        return DockerTestEngine.ENGINE.unpullableSpec();
+    }
 }
