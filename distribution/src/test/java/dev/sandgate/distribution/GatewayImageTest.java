@@ -3,9 +3,13 @@ package dev.sandgate.distribution;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.ExposedPort;
+import com.github.dockerjava.api.model.Frame;
+import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
 import io.grpc.ManagedChannel;
@@ -13,6 +17,7 @@ import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
 import io.grpc.health.v1.HealthGrpc;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -34,7 +39,8 @@ import org.testcontainers.utility.DockerImageName;
  * The gateway image (deploy/kubernetes/Containerfile, built by scripts/images/gateway-image.sh) run the way the
  * Deployment runs it: read-only root filesystem, a writable /tmp, its data volume, no capabilities, the gRPC port
  * published on 127.0.0.1 only. The build runs this class once per engine (DOCKER_HOST: Docker's socket, then Podman's),
- * with the image in {@code sandgate.gatewayImage}.
+ * with the image in {@code sandgate.gatewayImage}. Off loopback without TLS and an authenticator the image starts only
+ * with {@code SANDGATE_INSECURE=true}, which the lifecycle tests set; the last test checks the refusal without it.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class GatewayImageTest {
@@ -58,6 +64,10 @@ class GatewayImageTest {
         gateway = new GenericContainer<>(DockerImageName.parse(image))
                 .withEnv("SANDGATE_DRIVER", "reference")
                 .withEnv("SANDGATE_DRIVER_PROPERTY_REFERENCE_DIRECTORY", "/var/lib/sandgate/reference")
+                // The image listens on 0.0.0.0 inside its network namespace; without TLS and an authenticator it
+                // starts only with --insecure (the next-to-last test shows the refusal). The port is published on
+                // 127.0.0.1 only.
+                .withEnv("SANDGATE_INSECURE", "true")
                 .withExposedPorts(GRPC_PORT)
                 // exec: sqlite-jdbc and Netty load their native libraries from /tmp
                 .withTmpFs(Map.of("/tmp", "rw,exec,nosuid,size=256m"))
@@ -89,6 +99,7 @@ class GatewayImageTest {
         assertThat(bindings)
                 .isNotEmpty()
                 .allSatisfy(b -> assertThat(b.getHostIp()).isEqualTo("127.0.0.1"));
+        assertThat(gateway.getLogs()).as("the warning of every insecure start").contains("INSECURE");
 
         ManagedChannel channel =
                 NettyChannelBuilder.forTarget(target).usePlaintext().build();
@@ -143,6 +154,44 @@ class GatewayImageTest {
                 docker.inspectContainerCmd(id).exec().getState();
         assertThat(state.getExitCodeLong()).isEqualTo(143L);
         assertThat(gateway.getLogs()).contains("stopped in").doesNotContain("ERROR");
+    }
+
+    @Test
+    @Order(5)
+    void withoutTlsAndAuthenticationAndWithoutInsecureItRefusesToStart() throws Exception {
+        DockerClient docker = DockerClientFactory.instance().client();
+        String id = docker.createContainerCmd(System.getProperty("sandgate.gatewayImage"))
+                .withEnv(
+                        "SANDGATE_DRIVER=reference",
+                        "SANDGATE_DRIVER_PROPERTY_REFERENCE_DIRECTORY=/var/lib/sandgate/reference")
+                .withHostConfig(HostConfig.newHostConfig()
+                        .withReadonlyRootfs(true)
+                        .withCapDrop(Capability.ALL)
+                        .withTmpFs(Map.of("/tmp", "rw,exec,nosuid,size=256m")))
+                .exec()
+                .getId();
+        try {
+            docker.startContainerCmd(id).exec();
+            Integer status = docker.waitContainerCmd(id).start().awaitStatusCode(2, TimeUnit.MINUTES);
+            StringBuilder output = new StringBuilder();
+            docker.logContainerCmd(id)
+                    .withStdOut(true)
+                    .withStdErr(true)
+                    .exec(new ResultCallback.Adapter<Frame>() {
+                        @Override
+                        public void onNext(Frame frame) {
+                            output.append(new String(frame.getPayload(), StandardCharsets.UTF_8));
+                        }
+                    })
+                    .awaitCompletion(1, TimeUnit.MINUTES);
+            assertThat(status).as("exit status; output: %s", output).isEqualTo(2);
+            assertThat(output).contains("--insecure");
+        } finally {
+            docker.removeContainerCmd(id)
+                    .withForce(true)
+                    .withRemoveVolumes(true)
+                    .exec();
+        }
     }
 
     private static String cli(String... args) {
