@@ -248,6 +248,13 @@ class Driver:
                     mismatches.append(("policy_digest", launch["policy"]["digest"], digest))
                 raise DriverError("ALREADY_EXISTS", "sandbox %s exists at generation %d with policy %s"
                                   % (ref["id"], generation, digest), mismatches)
+            # The id is authoritative: a name another id's resource holds is refused, never reused.
+            for holder in self.engine.find(**{GATEWAY_ID: self.gateway_id, WORKSPACE: ref["workspace"],
+                                              NAME: ref["name"]}):
+                if holder["labels"].get(SANDBOX_ID) != ref["id"]:
+                    raise DriverError("FAILED_PRECONDITION", "%s/%s is held by sandbox %s"
+                                      % (ref["workspace"], ref["name"], holder["labels"].get(SANDBOX_ID)),
+                                      [("sandbox_id", ref["id"], holder["labels"].get(SANDBOX_ID, ""))])
             labels = dict(spec["labels"])
             labels.update(self._stamps(ref, launch))
             backend_id = self.engine.create(labels, spec["command"] or DEFAULT_COMMAND, spec["environment"])
