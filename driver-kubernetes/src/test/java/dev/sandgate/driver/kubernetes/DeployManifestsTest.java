@@ -338,15 +338,25 @@ class DeployManifestsTest {
         }
 
         @Test
-        void probesCheckTheGatewayPort() {
+        void probesCheckTheGatewayPortAndReadinessTheEngine() {
             int port = Integer.parseInt(env(container, "SANDGATE_LISTEN").replaceAll(".*:", ""));
             assertThat(container.getPorts().get(0).getContainerPort()).isEqualTo(port);
-            for (Probe probe :
-                    List.of(container.getStartupProbe(), container.getReadinessProbe(), container.getLivenessProbe())) {
+            for (Probe probe : List.of(container.getStartupProbe(), container.getLivenessProbe())) {
                 // TCP: the port serves TLS, which the kubelet's gRPC probes cannot speak.
                 assertThat(probe.getTcpSocket()).isNotNull();
                 assertThat(probe.getTcpSocket().getPort().getIntVal()).isEqualTo(port);
             }
+            // Readiness follows the driver's engine: /readyz on the metrics port (plain HTTP) answers it.
+            int metricsPort =
+                    Integer.parseInt(env(container, "SANDGATE_METRICS_LISTEN").replaceAll(".*:", ""));
+            Probe readiness = container.getReadinessProbe();
+            assertThat(readiness.getHttpGet()).isNotNull();
+            assertThat(readiness.getHttpGet().getPath()).isEqualTo("/readyz");
+            assertThat(container.getPorts()).anySatisfy(p -> {
+                assertThat(p.getName())
+                        .isEqualTo(readiness.getHttpGet().getPort().getStrVal());
+                assertThat(p.getContainerPort()).isEqualTo(metricsPort);
+            });
             Service service = only(base, Service.class);
             assertThat(service.getSpec().getSelector())
                     .isEqualTo(deployment.getSpec().getSelector().getMatchLabels());
