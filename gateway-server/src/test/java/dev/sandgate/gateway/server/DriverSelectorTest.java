@@ -98,6 +98,7 @@ class DriverSelectorTest {
         assertThat(selection.skipped())
                 .containsExactly(
                         "reference (priority 0): selected only by name (--driver reference)",
+                        "remote (priority -10): selected only by name (--driver remote)",
                         "fake (priority -1000): selected only by name (--driver fake)");
     }
 
@@ -133,6 +134,7 @@ class DriverSelectorTest {
         assertThat(selection.skipped())
                 .containsExactly(
                         "reference (priority 0): not named (the driver setting is engine)",
+                        "remote (priority -10): not named (the driver setting is engine)",
                         "fake (priority -1000): not named (the driver setting is engine)");
     }
 }
