@@ -233,8 +233,11 @@ class Driver:
             # What an engine that answered "no such image" reports: permanent, naming the field.
             raise DriverError("INVALID_ARGUMENT", "spec.image: this backend has no image '%s' and cannot get one"
                               % spec["image"])
-        with self.engine.key_lock(ref["id"]):
+        # The name's lock, then the id's: two creates of one name under different ids cannot both pass the check.
+        with self.engine.key_lock(("name", ref["workspace"], ref["name"])), self.engine.key_lock(ref["id"]):
             found = self._find(ref["id"])
+            if found is None:
+                self._refuse_a_held_name(ref)
             if found is not None:
                 self._verify(ref, found)
                 generation = int(found["labels"][GENERATION])
@@ -326,6 +329,16 @@ class Driver:
     def _find(self, sandbox_id):
         found = self.engine.find(**{GATEWAY_ID: self.gateway_id, SANDBOX_ID: sandbox_id})
         return found[0] if found else None
+
+    def _refuse_a_held_name(self, ref):
+        """A name is a locator: another id's resource under it (running or not) refuses the create."""
+        for holder in self.engine.find(**{GATEWAY_ID: self.gateway_id, WORKSPACE: ref["workspace"],
+                                          NAME: ref["name"]}):
+            holder_id = holder["labels"].get(SANDBOX_ID)
+            if holder_id is not None and holder_id != ref["id"]:
+                raise DriverError("FAILED_PRECONDITION", "%s/%s is held by sandbox %s, not %s"
+                                  % (ref["workspace"], ref["name"], holder_id, ref["id"]),
+                                  [("sandbox_id", ref["id"], holder_id)])
 
     def _resolve(self, ref):
         found = self._find(ref["id"])

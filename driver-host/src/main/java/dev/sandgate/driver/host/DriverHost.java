@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
 import io.grpc.Server;
 import io.grpc.ServerCredentials;
 import io.grpc.TlsServerCredentials;
@@ -35,8 +37,18 @@ public final class DriverHost implements AutoCloseable {
         /** A Unix socket at {@code path}: created with mode 0600, replacing a stale socket file. */
         record Unix(Path path) implements Listen {}
 
-        /** TCP with mutual TLS: the host's certificate and key, and the CA that signs its clients' certificates. */
-        record Tcp(String host, int port, Path certificate, Path key, Path clientTrust) implements Listen {}
+        /**
+         * TCP, always with mutual TLS: the host's PEM certificate chain and PKCS#8 key, and the CA (PEM) its clients'
+         * certificates must chain to. A client without such a certificate fails the TLS handshake.
+         */
+        record Tcp(String host, int port, Path certificate, Path key, Path trust) implements Listen {
+            public Tcp {
+                requireNonNull(host, "host is null");
+                requireNonNull(certificate, "certificate is null");
+                requireNonNull(key, "key is null");
+                requireNonNull(trust, "trust is null");
+            }
+        }
     }
 
     private final Server server;
@@ -108,19 +120,32 @@ public final class DriverHost implements AutoCloseable {
                 yield new DriverHost(server, instances, calls, Optional.of(group), Optional.of(path));
             }
             case Listen.Tcp tcp -> {
-                ServerCredentials credentials = TlsServerCredentials.newBuilder()
-                        .keyManager(tcp.certificate().toFile(), tcp.key().toFile())
-                        .trustManager(tcp.clientTrust().toFile())
-                        .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
-                        .build();
-                Server server = NettyServerBuilder.forAddress(
-                                new InetSocketAddress(tcp.host(), tcp.port()), credentials)
-                        .addService(service)
-                        .build()
-                        .start();
+                NettyServerBuilder builder;
+                try {
+                    builder = NettyServerBuilder.forAddress(
+                            new InetSocketAddress(tcp.host(), tcp.port()), mutualTls(tcp));
+                } catch (IOException | RuntimeException e) {
+                    // Netty parses the PEM files here: a wrong file fails before anything listens.
+                    throw new DriverException(
+                            DriverErrorCode.INVALID_ARGUMENT,
+                            "--tls-certificate " + tcp.certificate() + ", --tls-key " + tcp.key() + ", --tls-trust "
+                                    + tcp.trust() + ": cannot set up mutual TLS (expected a PEM certificate chain, its"
+                                    + " PKCS#8 key and PEM CA certificates): " + e.getMessage(),
+                            e);
+                }
+                Server server = builder.addService(service).build().start();
                 yield new DriverHost(server, instances, calls, Optional.empty(), Optional.empty());
             }
         };
+    }
+
+    /** Client certificates required: a client without one, or with one of another CA, fails the handshake. */
+    private static ServerCredentials mutualTls(Listen.Tcp tcp) throws IOException {
+        return TlsServerCredentials.newBuilder()
+                .keyManager(tcp.certificate().toFile(), tcp.key().toFile())
+                .trustManager(tcp.trust().toFile())
+                .clientAuth(TlsServerCredentials.ClientAuth.REQUIRE)
+                .build();
     }
 
     /** The TCP port (useful with port 0); -1 for a Unix socket. */

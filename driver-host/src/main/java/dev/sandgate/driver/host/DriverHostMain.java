@@ -3,6 +3,7 @@ package dev.sandgate.driver.host;
 import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import java.io.IOException;
 import java.io.Reader;
@@ -17,38 +18,57 @@ import java.util.ServiceLoader;
 
 /**
  * Runs one SPI driver, found by {@link ServiceLoader} on this process's class path, as a separate process serving
- * {@code sandgate.driver.v1}. Each driver gets a process and a class path of its own:
+ * {@code sandgate.driver.v1}. Each driver gets a process and a class path of its own, e.g. a directory of jars per
+ * driver:
  *
  * <pre>
- * java -cp 'driver-host.jar:lib/*:my-driver/*' dev.sandgate.driver.host.DriverHostMain \
+ * java -cp 'driver-host/*:drivers/my/*' dev.sandgate.driver.host.DriverHostMain \
  *     --driver my --listen unix:///run/sandgate/my.sock --config my.properties
  * </pre>
  *
  * Options: {@code --driver NAME} (may be left out when exactly one driver is on the class path), {@code
- * --provider-class CLASS} (a provider not registered with ServiceLoader), {@code --listen unix:///path} or {@code
- * --listen host:port} with {@code --tls-certificate FILE --tls-key FILE --tls-client-trust FILE} (mutual TLS), {@code
- * --config FILE} (driver settings as properties), {@code --set KEY=VALUE} (repeatable). Prints {@code
- * sandgate-driver-host: serving <driver> on <address>} once it accepts calls; stops on SIGTERM.
+ * --provider-class CLASS} (a provider not registered with ServiceLoader), {@code --listen unix:///path} (owner-only)
+ * or {@code --listen host:port} with {@code --tls-certificate FILE --tls-key FILE --tls-trust FILE} (mutual TLS: the
+ * host's PEM certificate and PKCS#8 key, and the CA its clients' certificates must chain to; plaintext TCP is
+ * refused), {@code --config FILE} (driver settings as properties), {@code --set KEY=VALUE} (repeatable). Prints {@code
+ * sandgate-driver-host: serving <driver> on <address>} once it accepts calls; stops on SIGTERM. A wrong option prints
+ * {@code sandgate-driver-host: <problem>} on standard error and exits with status 2.
  */
 public final class DriverHostMain {
+    /** The options of mutual TLS, named like the remote driver's settings {@code remote.tls.*}. */
+    static final String TLS_CERTIFICATE = "tls-certificate";
+
+    static final String TLS_KEY = "tls-key";
+    static final String TLS_TRUST = "tls-trust";
+
     private DriverHostMain() {}
 
     public static void main(String[] args) throws Exception {
-        Map<String, List<String>> options = parse(args);
-        ComputeDriverProvider provider = provider(options);
-        DriverConfig config = config(options);
-        DriverHost.Listen listen = listen(options);
-        DriverHost host = DriverHost.start(provider, config, listen);
+        ComputeDriverProvider provider;
+        DriverHost host;
+        String address;
+        try {
+            Map<String, List<String>> options = parse(args);
+            provider = provider(options);
+            DriverConfig config = config(options);
+            DriverHost.Listen listen = listen(options);
+            host = DriverHost.start(provider, config, listen);
+            address = switch (listen) {
+                case DriverHost.Listen.Unix unix -> "unix://" + unix.path().toAbsolutePath();
+                case DriverHost.Listen.Tcp tcp -> tcp.host() + ":" + host.port();
+            };
+        } catch (DriverException e) {
+            System.err.println("sandgate-driver-host: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
         Runtime.getRuntime().addShutdownHook(Thread.ofPlatform().unstarted(host::close));
-        String address = listen instanceof DriverHost.Listen.Unix unix
-                ? "unix://" + unix.path().toAbsolutePath()
-                : ((DriverHost.Listen.Tcp) listen).host() + ":" + host.port();
         System.out.println("sandgate-driver-host: serving " + provider.name() + " on " + address);
         System.out.flush();
         host.awaitTermination();
     }
 
-    private static Map<String, List<String>> parse(String[] args) {
+    static Map<String, List<String>> parse(String[] args) {
         Map<String, List<String>> options = new HashMap<>();
         for (int i = 0; i < args.length; i++) {
             String option = args[i];
@@ -59,15 +79,7 @@ public final class DriverHostMain {
                     .add(args[++i]);
         }
         for (String option : options.keySet()) {
-            if (!List.of(
-                            "driver",
-                            "provider-class",
-                            "listen",
-                            "config",
-                            "set",
-                            "tls-certificate",
-                            "tls-key",
-                            "tls-client-trust")
+            if (!List.of("driver", "provider-class", "listen", "config", "set", TLS_CERTIFICATE, TLS_KEY, TLS_TRUST)
                     .contains(option)) {
                 throw usage("unknown option --" + option);
             }
@@ -87,8 +99,13 @@ public final class DriverHostMain {
             throws ReflectiveOperationException {
         String providerClass = single(options, "provider-class");
         if (providerClass != null) {
-            return (ComputeDriverProvider)
-                    Class.forName(providerClass).getConstructor().newInstance();
+            Class<?> type;
+            try {
+                type = Class.forName(providerClass);
+            } catch (ClassNotFoundException e) {
+                throw usage("--provider-class " + providerClass + ": no such class on the class path");
+            }
+            return (ComputeDriverProvider) type.getConstructor().newInstance();
         }
         String name = single(options, "driver");
         List<ComputeDriverProvider> found = ServiceLoader.load(ComputeDriverProvider.class).stream()
@@ -128,34 +145,73 @@ public final class DriverHostMain {
         return new DriverConfig(settings);
     }
 
-    private static DriverHost.Listen listen(Map<String, List<String>> options) {
+    /**
+     * {@code --listen unix:///path} (no TLS: the socket is owner-only) or {@code --listen host:port}, which is served only
+     * with mutual TLS, on loopback too: plaintext TCP is refused.
+     */
+    static DriverHost.Listen listen(Map<String, List<String>> options) {
         String listen = single(options, "listen");
         if (listen == null) {
-            throw usage("--listen is required");
+            throw usage("--listen is required: unix:///absolute/path or host:port (mutual TLS)");
         }
+        String certificate = single(options, TLS_CERTIFICATE);
+        String key = single(options, TLS_KEY);
+        String trust = single(options, TLS_TRUST);
         if (listen.startsWith("unix:")) {
             String path = listen.substring("unix:".length()).replaceFirst("^//", "");
             if (!path.startsWith("/")) {
                 throw usage("--listen " + listen + ": expected unix:///absolute/path");
             }
+            if (certificate != null || key != null || trust != null) {
+                throw usage("--" + TLS_CERTIFICATE + ", --" + TLS_KEY + ", --" + TLS_TRUST
+                        + " are for a TCP address; a Unix socket is served without TLS and is owner-only");
+            }
             return new DriverHost.Listen.Unix(Path.of(path));
         }
         int colon = listen.lastIndexOf(':');
-        String certificate = single(options, "tls-certificate");
-        String key = single(options, "tls-key");
-        String trust = single(options, "tls-client-trust");
-        if (colon <= 0 || certificate == null || key == null || trust == null) {
-            throw usage("--listen host:port needs --tls-certificate, --tls-key and --tls-client-trust (mutual TLS)");
+        if (colon <= 0 || colon == listen.length() - 1) {
+            throw usage("--listen " + listen + ": expected unix:///absolute/path or host:port");
+        }
+        String host = listen.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        int port;
+        try {
+            port = Integer.parseInt(listen.substring(colon + 1));
+        } catch (NumberFormatException e) {
+            throw usage("--listen " + listen + ": the port must be a number");
+        }
+        if (port < 0 || port > 65535) {
+            throw usage("--listen " + listen + ": the port must be between 0 and 65535");
+        }
+        List<String> missing = new ArrayList<>();
+        if (certificate == null) {
+            missing.add("--" + TLS_CERTIFICATE);
+        }
+        if (key == null) {
+            missing.add("--" + TLS_KEY);
+        }
+        if (trust == null) {
+            missing.add("--" + TLS_TRUST);
+        }
+        if (!missing.isEmpty()) {
+            throw usage("--listen " + listen + ": TCP is served only with mutual TLS (plaintext is refused, on loopback"
+                    + " too); missing " + String.join(", ", missing));
         }
         return new DriverHost.Listen.Tcp(
-                listen.substring(0, colon),
-                Integer.parseInt(listen.substring(colon + 1)),
-                Path.of(certificate),
-                Path.of(key),
-                Path.of(trust));
+                host, port, readable(TLS_CERTIFICATE, certificate), readable(TLS_KEY, key), readable(TLS_TRUST, trust));
+    }
+
+    private static Path readable(String option, String file) {
+        Path path = Path.of(file);
+        if (!Files.isRegularFile(path) || !Files.isReadable(path)) {
+            throw usage("--" + option + " " + file + ": not a readable file");
+        }
+        return path;
     }
 
     private static DriverException usage(String problem) {
-        return DriverException.invalidArgument("driver-host", problem);
+        return new DriverException(DriverErrorCode.INVALID_ARGUMENT, problem);
     }
 }

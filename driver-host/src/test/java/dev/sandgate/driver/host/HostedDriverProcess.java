@@ -19,16 +19,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * A driver host running as a separate JVM, serving on a Unix socket, for the tests: started with this test JVM's
- * class path, stopped (or killed) by the test.
+ * A driver host running as a separate JVM for the tests, serving on a Unix socket (with this test JVM's class path) or
+ * on TCP with mutual TLS (with a class path of its own); started with this test JVM's java, stopped (or killed) by the
+ * test.
  */
 public final class HostedDriverProcess implements AutoCloseable {
     private static final long START_TIMEOUT_SECONDS = 60;
+    private static final String SERVING = "sandgate-driver-host: serving ";
 
     private final List<String> command;
     private final Path socket;
     private final Path log;
     private Process process;
+    private volatile String servedAddress;
 
     private HostedDriverProcess(List<String> command, Path socket, Path log) {
         this.command = command;
@@ -42,6 +45,36 @@ public final class HostedDriverProcess implements AutoCloseable {
      */
     public static HostedDriverProcess of(
             List<String> hostArguments, Map<String, String> settings, Path socket, Path log) {
+        List<String> listen = List.of("--listen", "unix://" + socket.toAbsolutePath());
+        return new HostedDriverProcess(
+                command(System.getProperty("java.class.path"), hostArguments, listen, settings), socket, log);
+    }
+
+    /**
+     * A host with the class path {@code classPath} (not this JVM's) for {@code hostArguments} with {@code settings},
+     * listening on {@code tcp} with mutual TLS (port 0: a free port, see {@link #remoteConfig()}); its output goes to
+     * {@code log}. Not started yet.
+     */
+    public static HostedDriverProcess overMutualTls(
+            String classPath,
+            List<String> hostArguments,
+            Map<String, String> settings,
+            DriverHost.Listen.Tcp tcp,
+            Path log) {
+        List<String> listen = List.of(
+                "--listen",
+                tcp.host() + ":" + tcp.port(),
+                "--tls-certificate",
+                tcp.certificate().toString(),
+                "--tls-key",
+                tcp.key().toString(),
+                "--tls-trust",
+                tcp.trust().toString());
+        return new HostedDriverProcess(command(classPath, hostArguments, listen, settings), null, log);
+    }
+
+    private static List<String> command(
+            String classPath, List<String> hostArguments, List<String> listen, Map<String, String> settings) {
         List<String> command = new ArrayList<>();
         command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
         command.add("--enable-native-access=ALL-UNNAMED");
@@ -50,16 +83,15 @@ public final class HostedDriverProcess implements AutoCloseable {
         }
         command.add("-Xshare:auto");
         command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
+        command.add(classPath);
         command.add(DriverHostMain.class.getName());
         command.addAll(hostArguments);
-        command.add("--listen");
-        command.add("unix://" + socket.toAbsolutePath());
+        command.addAll(listen);
         settings.forEach((key, value) -> {
             command.add("--set");
             command.add(key + "=" + value);
         });
-        return new HostedDriverProcess(List.copyOf(command), socket, log);
+        return List.copyOf(command);
     }
 
     /**
@@ -95,7 +127,9 @@ public final class HostedDriverProcess implements AutoCloseable {
                     out.write(line);
                     out.newLine();
                     out.flush();
-                    if (line.startsWith("sandgate-driver-host: serving")) {
+                    if (line.startsWith(SERVING)) {
+                        int on = line.lastIndexOf(" on ");
+                        servedAddress = on < 0 ? null : line.substring(on + " on ".length());
                         serving.complete(null);
                     }
                 }
@@ -117,9 +151,10 @@ public final class HostedDriverProcess implements AutoCloseable {
         return this;
     }
 
-    /** The remote driver's settings for this host. */
+    /** The remote driver's target setting for this host (a TCP host also needs the {@code remote.tls.*} files). */
     public DriverConfig remoteConfig() {
-        return DriverConfig.EMPTY.with(RemoteSettings.TARGET, "unix://" + socket.toAbsolutePath());
+        String target = socket != null ? "unix://" + socket.toAbsolutePath() : requireNonNull(servedAddress);
+        return DriverConfig.EMPTY.with(RemoteSettings.TARGET, target);
     }
 
     /** Kills the process at once (SIGKILL), as a crash would. */

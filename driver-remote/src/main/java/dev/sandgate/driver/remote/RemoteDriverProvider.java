@@ -111,7 +111,7 @@ public final class RemoteDriverProvider implements ComputeDriverProvider {
                             .setGatewayId(gatewayId)
                             .build());
         } catch (StatusRuntimeException e) {
-            throw DriverErrors.fromThrowable(e, "remote driver at " + settings.target() + ", handshake");
+            throw ConnectFailures.describe(settings, channel, e);
         }
         if (answer.getProtocolVersion() != PROTOCOL_VERSION) {
             throw DriverException.invalidArgument(
