@@ -561,16 +561,18 @@ public abstract class ContainerEngineDriverTest {
     }
 
     @Test
-    void anAbsentImageIsPulledAndAFailedPullSaysWhyAndLeavesNothing() {
-        // A registry address on loopback where nothing listens: the engine's pull fails at once.
+    void anAbsentImageIsPulledAndAFailedPullIsPermanentSaysWhyAndLeavesNothing() {
+        // A registry address on loopback where nothing listens: the engine answers that the pull failed, which the
+        // same create can never change (permanent: INVALID_ARGUMENT on spec.image, not retried).
         String absent = "127.0.0.1:1/sandgate/absent:" + gatewayId;
         SandboxRef ref = newRef("absent-image");
 
         DriverException refused = assertCode(
-                DriverErrorCode.UNAVAILABLE,
+                DriverErrorCode.INVALID_ARGUMENT,
                 () -> driver.create(ref, spec(absent, TestEngine.SLEEP_FOREVER), launch(1, StaticPolicy.DEFAULT)));
 
         assertThat(refused.getMessage())
+                .startsWith("spec.image:")
                 .contains("image '" + absent + "'")
                 .contains("pulling it failed")
                 .containsIgnoringCase("connection refused")
