@@ -18,6 +18,7 @@ image="${SANDGATE_GATEWAY_IMAGE:-localhost/sandgate-gateway:dev}"
 
 for engine in "$@"; do
   started=$(date +%s%N)
+  mkdir -p "$SANDGATE_RUN_DIR/logs"
   base="$(scripts/images/gateway-base.sh "$engine")"
   case "$engine" in
     # The legacy builder: Debian's docker.io has no buildx, and the legacy builder reads .dockerignore.

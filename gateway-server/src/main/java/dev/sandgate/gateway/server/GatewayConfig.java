@@ -89,7 +89,7 @@ public record GatewayConfig(
             "metrics-listen",
             "readiness-interval");
 
-    /** Read by bin/sandgate-gateway, bin/sandgate and the scripts (which export some), not by the gateway. */
+    /** Read by bin/sandgate-gateway, bin/sandgate, the scripts (which export some) and logback, not by the gateway. */
     private static final Set<String> OTHER_TOOLS_VARIABLES = Set.of(
             "SANDGATE_HOME",
             "SANDGATE_TARGET",
@@ -97,7 +97,8 @@ public record GatewayConfig(
             "SANDGATE_ROOT",
             "SANDGATE_RUN_DIR",
             "SANDGATE_REQUIRE_ENGINES",
-            "SANDGATE_SKIP_ENGINES");
+            "SANDGATE_SKIP_ENGINES",
+            "SANDGATE_LOG_FORMAT");
 
     private static Set<String> keys(String... own) {
         Set<String> all = new TreeSet<>(Set.of(own));
