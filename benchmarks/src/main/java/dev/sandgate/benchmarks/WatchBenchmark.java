@@ -208,9 +208,10 @@ public final class WatchBenchmark {
         int overflowed = 0;
         List<long[]> delays = new ArrayList<>();
         for (Watcher watcher : watchers) {
+            // Only a stream the gateway ended counts; the cancel below ends every stream on the client's side.
+            overflowed += watcher.ended() ? 1 : 0;
             watcher.close();
             events += watcher.received.get();
-            overflowed += watcher.ended() ? 1 : 0;
             delays.add(watcher.delays());
         }
         Latencies delay =
@@ -239,6 +240,7 @@ public final class WatchBenchmark {
         private final long[] delays;
         private final AtomicLong stored = new AtomicLong();
         private volatile boolean ended;
+        private volatile boolean closing;
         private volatile ClientCallStreamObserver<WatchSandboxesRequest> call;
 
         Watcher(SandboxServiceGrpc.SandboxServiceStub stub, String workspace, int seconds) {
@@ -273,7 +275,10 @@ public final class WatchBenchmark {
 
         @Override
         public void onError(Throwable t) {
-            ended = true;
+            if (!closing) {
+                ended = true;
+                System.err.println("[bench] a watch stream ended: " + io.grpc.Status.fromThrowable(t));
+            }
             synced.countDown();
         }
 
@@ -297,6 +302,7 @@ public final class WatchBenchmark {
         }
 
         void close() {
+            closing = true;
             if (call != null) {
                 call.cancel("benchmark phase over", null);
             }
