@@ -43,12 +43,16 @@ else
   if [ ! -s "$sandgate_postgres_dir/data/PG_VERSION" ]; then
     rm -rf "$sandgate_postgres_dir/data"
     install -d -o postgres -g postgres -m 700 "$sandgate_postgres_dir/data"
+    as_postgres test -w "$sandgate_postgres_dir/data" \
+      || die "the postgres user cannot reach $sandgate_postgres_dir (a parent directory is closed to it): set SANDGATE_RUN_DIR to a directory it can reach"
     as_postgres "$sandgate_postgres_bin/initdb" -D "$sandgate_postgres_dir/data" -U postgres \
       --auth-local=peer --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 \
       >"$SANDGATE_RUN_DIR/logs/postgres-initdb.log" 2>&1 \
       || { tail -30 "$SANDGATE_RUN_DIR/logs/postgres-initdb.log" >&2; die "initdb failed"; }
   fi
   install -d -o postgres -g postgres -m 700 "$sandgate_postgres_socket"
+  as_postgres test -w "$sandgate_postgres_socket" \
+    || die "the postgres user cannot reach $sandgate_postgres_dir (a parent directory is closed to it): set SANDGATE_RUN_DIR to a directory it can reach"
   start_daemon postgres setpriv --reuid=postgres --regid=postgres --init-groups -- \
     "$sandgate_postgres_bin/postgres" -D "$sandgate_postgres_dir/data" \
     -c listen_addresses=127.0.0.1 -c port="$sandgate_postgres_port" \

@@ -12,6 +12,7 @@ import dev.sandgate.gateway.metrics.PrometheusMetrics;
 import dev.sandgate.gateway.store.PostgresStore;
 import dev.sandgate.gateway.store.SqliteStore;
 import dev.sandgate.gateway.store.Store;
+import dev.sandgate.gateway.store.StoreException;
 import dev.sandgate.gateway.token.ExecutionTokens;
 import dev.sandgate.gateway.token.OwnerOnly;
 import dev.sandgate.gateway.token.TokenKeys;
@@ -155,7 +156,7 @@ public final class Gateway implements AutoCloseable {
             }
             LockHolder.write(channel);
             if (config.postgres().isPresent()) {
-                store = new PostgresStore(postgresSettings(config.postgres().get()));
+                store = openPostgres(config.postgres().get());
                 log.info(
                         "store: PostgreSQL at {} as {}",
                         config.postgres().get().url(),
@@ -238,6 +239,20 @@ public final class Gateway implements AutoCloseable {
             tx.putMeta(GATEWAY_ID_KEY, generated);
             return generated;
         });
+    }
+
+    /** Opens the PostgreSQL store; a failure to connect names the settings that say where and as whom. */
+    private static Store openPostgres(GatewayConfig.PostgresOptions options) {
+        PostgresStore.Settings settings = postgresSettings(options);
+        try {
+            return new PostgresStore(settings);
+        } catch (StoreException e) {
+            if (e.getCause() == null) {
+                throw e; // another gateway writes it: the message says so
+            }
+            throw new StoreException(
+                    e.getMessage() + " (see store-url, store-user, store-password-file)", e.getCause());
+        }
     }
 
     /** The PostgreSQL store's settings, its password read from the owner-only file that store-password-file names. */

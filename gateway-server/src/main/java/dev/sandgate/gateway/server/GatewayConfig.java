@@ -443,8 +443,8 @@ public record GatewayConfig(
                 Usage: sandgate-gateway [options]
 
                 Runs the Sandgate gateway: the sandgate.v1.SandboxService over gRPC (TLS with --tls-cert, else plaintext), with gRPC health
-                checking and server reflection, on the embedded SQLite store, with one compute driver. Beyond loopback it
-                needs TLS and an authenticator (see Security below), or --insecure.
+                checking and server reflection, on the embedded SQLite store (or PostgreSQL: --store-url), with one compute
+                driver. Beyond loopback it needs TLS and an authenticator (see Security below), or --insecure.
 
                 Options (each also settable as SANDGATE_<NAME> in the environment, e.g. SANDGATE_DATA_DIR, and as
                 <name>=value in the --config file; flags win over the environment, which wins over the file; a

@@ -103,6 +103,43 @@ class PostgresGatewayTest {
     }
 
     @Test
+    @DisplayName("a wrong password: the gateway exits naming the store settings, the password in no message")
+    void wrongPassword() throws Exception {
+        Path file = dir.resolve("wrong-password");
+        Files.writeString(file, "not-the-password-42\n");
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+        int status = GatewayMain.run(
+                new String[] {
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--data-dir",
+                    dir.resolve("data").toString(),
+                    "--driver",
+                    "fake",
+                    "--driver-property",
+                    FakeDriverProvider.DIRECTORY + "=" + dir.resolve("backend"),
+                    "--store-url",
+                    url,
+                    "--store-user",
+                    user,
+                    "--store-password-file",
+                    file.toString()
+                },
+                Map.of(),
+                new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+
+        assertThat(status).isEqualTo(1);
+        assertThat(err.toString(StandardCharsets.UTF_8))
+                .contains("cannot open the PostgreSQL store at " + url + " as " + user)
+                .contains("store-password-file")
+                .contains("password authentication failed")
+                .doesNotContain("not-the-password-42");
+    }
+
+    @Test
     @DisplayName("a password file others may read is made owner-only; a missing one is refused naming the option")
     void passwordFileOwnerOnly() throws Exception {
         Path file = dir.resolve("password");
