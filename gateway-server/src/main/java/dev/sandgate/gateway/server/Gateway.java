@@ -9,8 +9,12 @@ import dev.sandgate.gateway.metrics.GatewayObserver;
 import dev.sandgate.gateway.metrics.MeteredComputeDriver;
 import dev.sandgate.gateway.metrics.MeteredStore;
 import dev.sandgate.gateway.metrics.PrometheusMetrics;
+import dev.sandgate.gateway.store.PostgresStore;
 import dev.sandgate.gateway.store.SqliteStore;
+import dev.sandgate.gateway.store.Store;
+import dev.sandgate.gateway.store.StoreException;
 import dev.sandgate.gateway.token.ExecutionTokens;
+import dev.sandgate.gateway.token.OwnerOnly;
 import dev.sandgate.gateway.token.TokenKeys;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
@@ -22,6 +26,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
@@ -52,7 +57,7 @@ public final class Gateway implements AutoCloseable {
 
     private final FileChannel lockChannel;
     private final FileLock lock;
-    private final SqliteStore store;
+    private final Store store;
     private final ComputeDriver driver;
     private final Lifecycle lifecycle;
     private final String gatewayId;
@@ -63,7 +68,7 @@ public final class Gateway implements AutoCloseable {
     private Gateway(
             FileChannel lockChannel,
             FileLock lock,
-            SqliteStore store,
+            Store store,
             ComputeDriver driver,
             Lifecycle lifecycle,
             String gatewayId,
@@ -138,7 +143,7 @@ public final class Gateway implements AutoCloseable {
         Path dataDir = config.dataDir().toAbsolutePath();
         FileChannel channel = null;
         FileLock lock = null;
-        SqliteStore store = null;
+        Store store = null;
         NamedDriver named = null;
         PrometheusMetrics metrics = null;
         try {
@@ -150,8 +155,16 @@ public final class Gateway implements AutoCloseable {
                         + ") is using the data directory " + dataDir);
             }
             LockHolder.write(channel);
-            keepStorePrivate(dataDir);
-            store = new SqliteStore(dataDir.resolve(DATABASE_FILE), config.storeSynchronous());
+            if (config.postgres().isPresent()) {
+                store = openPostgres(config.postgres().get());
+                log.info(
+                        "store: PostgreSQL at {} as {}",
+                        config.postgres().get().url(),
+                        config.postgres().get().user());
+            } else {
+                keepStorePrivate(dataDir);
+                store = new SqliteStore(dataDir.resolve(DATABASE_FILE), config.storeSynchronous());
+            }
             String gatewayId = gatewayId(store, config.gatewayId());
             TokenKeys keys = TokenKeys.loadOrCreate(config.tokenKeyFile());
             named = drivers.create(gatewayId, clock);
@@ -206,7 +219,7 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
-    private static String gatewayId(SqliteStore store, Optional<String> configured) {
+    private static String gatewayId(Store store, Optional<String> configured) {
         return store.write(tx -> {
             Optional<String> stored = tx.meta(GATEWAY_ID_KEY);
             if (configured.isPresent()) {
@@ -226,6 +239,44 @@ public final class Gateway implements AutoCloseable {
             tx.putMeta(GATEWAY_ID_KEY, generated);
             return generated;
         });
+    }
+
+    /** Opens the PostgreSQL store; a failure to connect names the settings that say where and as whom. */
+    private static Store openPostgres(GatewayConfig.PostgresOptions options) {
+        PostgresStore.Settings settings = postgresSettings(options);
+        try {
+            return new PostgresStore(settings);
+        } catch (StoreException e) {
+            if (e.getCause() == null) {
+                throw e; // another gateway writes it: the message says so
+            }
+            throw new StoreException(
+                    e.getMessage() + " (see store-url, store-user, store-password-file)", e.getCause());
+        }
+    }
+
+    /** The PostgreSQL store's settings, its password read from the owner-only file that store-password-file names. */
+    private static PostgresStore.Settings postgresSettings(GatewayConfig.PostgresOptions options) {
+        Optional<String> password = Optional.empty();
+        if (options.passwordFile().isPresent()) {
+            Path file = options.passwordFile().get();
+            if (!Files.isRegularFile(file)) {
+                throw new ConfigException("store-password-file " + file + " is not a file");
+            }
+            try {
+                OwnerOnly.require(file, "store password file (store-password-file)");
+                String text = Files.readString(file, StandardCharsets.UTF_8).strip();
+                if (text.isEmpty()) {
+                    throw new ConfigException("store-password-file " + file + " is empty");
+                }
+                password = Optional.of(text);
+            } catch (IllegalStateException e) {
+                throw new ConfigException(e.getMessage(), e);
+            } catch (IOException e) {
+                throw new ConfigException("cannot read store-password-file " + file + ": " + IoReasons.describe(e), e);
+            }
+        }
+        return new PostgresStore.Settings(options.url(), options.user(), password);
     }
 
     /**
@@ -310,7 +361,7 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
-    private static void closeQuietly(NamedDriver named, SqliteStore store, FileLock lock, FileChannel channel) {
+    private static void closeQuietly(NamedDriver named, Store store, FileLock lock, FileChannel channel) {
         if (named != null) {
             try {
                 named.driver().close();

@@ -41,6 +41,7 @@ import java.util.stream.Collectors;
  * @param requestRetention how long request-id records are kept
  * @param driverTimeout how long one driver call may take
  * @param storeSynchronous SQLite's synchronous setting
+ * @param postgres the PostgreSQL store to use instead of the embedded SQLite store in the data directory
  * @param testFaultsEnabled whether fault points may be armed (tests only)
  * @param faultPoint the armed fault point
  * @param readyFile a file to write "host:port" to once the gateway serves
@@ -61,6 +62,7 @@ public record GatewayConfig(
         Duration requestRetention,
         Duration driverTimeout,
         SqliteStore.Synchronous storeSynchronous,
+        Optional<PostgresOptions> postgres,
         boolean testFaultsEnabled,
         Optional<FaultPoint> faultPoint,
         Optional<Path> readyFile,
@@ -83,6 +85,9 @@ public record GatewayConfig(
             "request-retention",
             "driver-timeout",
             "store-synchronous",
+            "store-url",
+            "store-user",
+            "store-password-file",
             "enable-test-faults",
             "fault-point",
             "ready-file",
@@ -116,11 +121,24 @@ public record GatewayConfig(
         requireNonNull(requestRetention, "requestRetention is null");
         requireNonNull(driverTimeout, "driverTimeout is null");
         requireNonNull(storeSynchronous, "storeSynchronous is null");
+        requireNonNull(postgres, "postgres is null");
         requireNonNull(faultPoint, "faultPoint is null");
         requireNonNull(readyFile, "readyFile is null");
         requireNonNull(security, "security is null");
         requireNonNull(metricsListen, "metricsListen is null");
         requireNonNull(readinessInterval, "readinessInterval is null");
+    }
+
+    /**
+     * A PostgreSQL store ({@code --store-url}, {@code --store-user}, {@code --store-password-file}): the password is
+     * read from its file when the gateway opens the store, never from a flag, the environment or the URL.
+     */
+    public record PostgresOptions(String url, String user, Optional<Path> passwordFile) {
+        public PostgresOptions {
+            requireNonNull(url, "url is null");
+            requireNonNull(user, "user is null");
+            requireNonNull(passwordFile, "passwordFile is null");
+        }
     }
 
     public DriverConfig driverConfig() {
@@ -275,6 +293,11 @@ public record GatewayConfig(
         } catch (IllegalArgumentException e) {
             throw new ConfigException("store-synchronous must be NORMAL or FULL");
         }
+        Optional<PostgresOptions> postgres = postgres(settings);
+        if (postgres.isPresent() && settings.containsKey("store-synchronous")) {
+            throw new ConfigException(
+                    "store-synchronous applies to the embedded SQLite store only, not with store-url");
+        }
         boolean testFaults;
         try {
             testFaults = parse.getBoolean("enable-test-faults", false);
@@ -306,6 +329,7 @@ public record GatewayConfig(
                 retention,
                 driverTimeout,
                 synchronous,
+                postgres,
                 testFaults,
                 faultPoint,
                 readyFile,
@@ -314,6 +338,37 @@ public record GatewayConfig(
                 SecuritySettings.from(settings, host),
                 metricsListen(settings.get("metrics-listen")),
                 duration(parse, "readiness-interval", Duration.ofSeconds(5)));
+    }
+
+    /** The PostgreSQL store, if store-url names one; its user and password file only with it. */
+    private static Optional<PostgresOptions> postgres(Map<String, String> settings) {
+        String url = blankToNull(settings.get("store-url"));
+        String user = blankToNull(settings.get("store-user"));
+        String passwordFile = blankToNull(settings.get("store-password-file"));
+        if (url == null) {
+            if (user != null || passwordFile != null) {
+                throw new ConfigException((user != null ? "store-user" : "store-password-file")
+                        + " applies to a PostgreSQL store only: set store-url too");
+            }
+            return Optional.empty();
+        }
+        if (url.toLowerCase(Locale.ROOT).contains("password=")) {
+            // Not echoed: the URL holds a secret.
+            throw new ConfigException(
+                    "store-url must not carry the password: put it in the file that store-password-file names");
+        }
+        if (!url.startsWith("jdbc:postgresql://") || url.length() == "jdbc:postgresql://".length()) {
+            throw new ConfigException("store-url must be jdbc:postgresql://HOST[:PORT]/DATABASE, got '" + url + "'");
+        }
+        if (user == null) {
+            throw new ConfigException("store-url needs store-user, the user the gateway connects as");
+        }
+        return Optional.of(
+                new PostgresOptions(url, user, Optional.ofNullable(passwordFile).map(Path::of)));
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value.trim();
     }
 
     /** The metrics address, HOST:PORT; empty or unset: no metrics. */
@@ -388,8 +443,8 @@ public record GatewayConfig(
                 Usage: sandgate-gateway [options]
 
                 Runs the Sandgate gateway: the sandgate.v1.SandboxService over gRPC (TLS with --tls-cert, else plaintext), with gRPC health
-                checking and server reflection, on the embedded SQLite store, with one compute driver. Beyond loopback it
-                needs TLS and an authenticator (see Security below), or --insecure.
+                checking and server reflection, on the embedded SQLite store (or PostgreSQL: --store-url), with one compute
+                driver. Beyond loopback it needs TLS and an authenticator (see Security below), or --insecure.
 
                 Options (each also settable as SANDGATE_<NAME> in the environment, e.g. SANDGATE_DATA_DIR, and as
                 <name>=value in the --config file; flags win over the environment, which wins over the file; a
@@ -415,6 +470,11 @@ public record GatewayConfig(
                                              and retried (default 2m)
                   --store-synchronous MODE   NORMAL (default: survives a gateway crash; an OS crash may lose the
                                              last commits) or FULL (also survives an OS crash; slower)
+                  --store-url URL            keep the state in PostgreSQL instead of the data directory's SQLite
+                                             store: jdbc:postgresql://HOST[:PORT]/DATABASE (without the password);
+                                             one gateway writes a database (others refuse to start)
+                  --store-user USER          the PostgreSQL user (with --store-url)
+                  --store-password-file FILE its password (with --store-url; owner-only, e.g. chmod 600)
                   --ready-file FILE          write HOST:PORT to FILE once serving
                   --metrics-listen HOST:PORT serve Prometheus metrics on http://HOST:PORT/metrics (default: off)
                   --readiness-interval DUR   how often the driver's engine is checked; while it is unavailable the

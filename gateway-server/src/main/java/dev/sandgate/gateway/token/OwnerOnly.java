@@ -15,13 +15,13 @@ import org.slf4j.LoggerFactory;
  * only warned about: a Kubernetes Secret mounted with the pod's {@code fsGroup} is group-readable whatever its mode,
  * and that group is the pod's own.
  */
-final class OwnerOnly {
+public final class OwnerOnly {
     private static final Logger log = LoggerFactory.getLogger(OwnerOnly.class);
     private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
 
     private OwnerOnly() {}
 
-    static void require(Path file, String what) {
+    public static void require(Path file, String what) {
         Set<PosixFilePermission> permissions;
         try {
             permissions = Files.getPosixFilePermissions(file);

@@ -51,11 +51,16 @@ final class StoreRecords {
 
     /** A READY sandbox named {@code name} in workspace "team", with a fresh id. */
     static SandboxRecord sandbox(String name) {
+        return sandbox("team", name);
+    }
+
+    /** A READY sandbox named {@code name} in {@code workspace}, with a fresh id. */
+    static SandboxRecord sandbox(String workspace, String name) {
         Instant now = Instant.parse("2026-01-01T00:00:00Z");
         String digest = PolicyDocument.DEFAULT.digest();
         return new SandboxRecord(
                 Identifiers.newSandboxId(),
-                "team",
+                workspace,
                 name,
                 SandboxPhase.READY,
                 1,

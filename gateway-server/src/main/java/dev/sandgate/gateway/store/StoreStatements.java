@@ -1,9 +1,11 @@
 package dev.sandgate.gateway.store;
 
-/** Every SQL statement the gateway runs against its embedded SQLite store (the schema is in db/migration). */
-final class SqliteStatements {
-    private SqliteStatements() {}
-
+/**
+ * Every SQL statement the gateway runs against its store, for each {@link SqlDialect} (the schemas are in
+ * db/migration for SQLite and db/postgresql for PostgreSQL). The two dialects differ only where they must: the
+ * column that orders requests by admission, and the insert of a sandbox whose name is taken.
+ */
+final class StoreStatements {
     /** Group commit: each queued write runs inside this savepoint of the shared transaction. */
     static final String SAVEPOINT = "SAVEPOINT queued_write";
 
@@ -22,7 +24,7 @@ final class SqliteStatements {
     static final String SELECT_SANDBOX_BY_NAME =
             "SELECT " + SANDBOX_COLUMNS + " FROM sandbox WHERE workspace = ? AND name = ?";
 
-    static final String INSERT_SANDBOX = "INSERT INTO sandbox (" + SANDBOX_COLUMNS + ")"
+    private static final String INSERT_SANDBOX_VALUES = "INSERT INTO sandbox (" + SANDBOX_COLUMNS + ")"
             + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
     static final String INSERT_LABEL =
@@ -31,16 +33,16 @@ final class SqliteStatements {
     /** Compare-and-set: writes only if the stored resource version is the one the writer read. */
     static final String UPDATE_SANDBOX = "UPDATE sandbox SET phase = ?, generation = ?, generation_start_ms = ?,"
             + " launch_revision = ?, launch_digest = ?, runtime_generation = ?, runtime_state = ?, runtime_detail = ?,"
-            + " admitted_revision = ?, admitted_digest = ?, conditions_json = ?, pending_operation = ?, pending_operation_id = ?,"
-            + " pending_request_id = ?, pending_expected_gen = ?, pending_since_ms = ?, resource_version = ?,"
-            + " update_ms = ? WHERE id = ? AND resource_version = ?";
+            + " admitted_revision = ?, admitted_digest = ?, conditions_json = ?, pending_operation = ?,"
+            + " pending_operation_id = ?, pending_request_id = ?, pending_expected_gen = ?, pending_since_ms = ?,"
+            + " resource_version = ?, update_ms = ? WHERE id = ? AND resource_version = ?";
 
     static final String DELETE_SANDBOX = "DELETE FROM sandbox WHERE id = ? AND resource_version = ?";
 
     static final String SELECT_PENDING =
             "SELECT " + SANDBOX_COLUMNS + " FROM sandbox WHERE pending_operation IS NOT NULL ORDER BY pending_since_ms";
 
-    /** The start of a list query; the filters and the page bound are appended by {@link SqliteStore}. */
+    /** The start of a list query; the filters and the page bound are appended by {@link SqlTransaction}. */
     static final String SELECT_SANDBOXES_PREFIX = "SELECT " + SANDBOX_COLUMNS + " FROM sandbox s WHERE 1 = 1";
 
     static final String FILTER_WORKSPACE = " AND s.workspace = ?";
@@ -70,22 +72,42 @@ final class SqliteStatements {
     static final String REPLACE_REQUEST_RESULT =
             "UPDATE request SET result_json = ? WHERE request_id = ? AND state = 'DONE'";
 
-    /**
-     * Requests are stored in the order they were admitted (rowid), which is the order of create_ms; the pruning finds
-     * where the records admitted since its cutoff begin by bisecting the rowids with these two.
-     */
-    static final String REQUEST_ROWIDS =
-            "SELECT (SELECT min(rowid) FROM request), (SELECT max(rowid) FROM request)"; // each one b-tree descent
-
-    static final String FIRST_REQUEST_FROM =
-            "SELECT rowid, create_ms FROM request WHERE rowid >= ? ORDER BY rowid LIMIT 1";
-
-    /** The oldest finished requests completed before a cutoff, among those admitted before a rowid, up to a limit. */
-    static final String PRUNE_REQUESTS = "DELETE FROM request WHERE rowid IN (SELECT rowid FROM request"
-            + " WHERE rowid < ? AND state = 'DONE' AND complete_ms < ? ORDER BY rowid LIMIT ?)";
-
     static final String SELECT_META = "SELECT meta_value FROM gateway_meta WHERE meta_key = ?";
 
     static final String UPSERT_META = "INSERT INTO gateway_meta (meta_key, meta_value) VALUES (?, ?)"
             + " ON CONFLICT (meta_key) DO UPDATE SET meta_value = excluded.meta_value";
+
+    static final StoreStatements SQLITE = new StoreStatements("rowid", INSERT_SANDBOX_VALUES);
+
+    /**
+     * PostgreSQL: requests carry an admission sequence number, and a taken name inserts nothing instead of failing
+     * (a failed statement would abort the whole transaction, so the name could not be checked after it).
+     */
+    static final StoreStatements POSTGRESQL =
+            new StoreStatements("admission", INSERT_SANDBOX_VALUES + " ON CONFLICT (workspace, name) DO NOTHING");
+
+    final String insertSandbox;
+
+    /**
+     * Requests are stored in the order they were admitted (SQLite's rowid, PostgreSQL's admission sequence), which is
+     * the order of create_ms; the pruning finds where the records admitted since its cutoff begin by bisecting that
+     * order with these two.
+     */
+    final String requestOrderBounds;
+
+    final String firstRequestFrom;
+
+    /** The oldest finished requests completed before a cutoff, among those admitted before a position, up to a limit. */
+    final String pruneRequests;
+
+    private StoreStatements(String order, String insertSandbox) {
+        this.insertSandbox = insertSandbox;
+        // each one b-tree descent
+        this.requestOrderBounds = "SELECT (SELECT min(" + order + ") FROM request) AS low, (SELECT max(" + order
+                + ") FROM request) AS high";
+        this.firstRequestFrom = "SELECT " + order + " AS position, create_ms FROM request WHERE " + order
+                + " >= ? ORDER BY " + order + " LIMIT 1";
+        this.pruneRequests = "DELETE FROM request WHERE " + order + " IN (SELECT " + order + " FROM request WHERE "
+                + order + " < ? AND state = 'DONE' AND complete_ms < ? ORDER BY " + order + " LIMIT ?)";
+    }
 }
