@@ -1,6 +1,6 @@
 # PostgreSQL for the store tests (gateway-server's PostgresStoreContractTest). Sourced by scripts/test (uses
-# scripts/lib/common.sh); do not run it. Installs Debian's postgresql, initializes a cluster in the run directory,
-# starts it on loopback as the postgres user unless it already answers (a running server is reused and left running),
+# scripts/lib/common.sh); do not run it. Installs Debian's postgresql, initializes a cluster under /var/lib/sandgate
+# (or SANDGATE_POSTGRES_DIR), starts it on loopback as the postgres user unless it already answers (a running server is reused and left running),
 # makes a database and a user with a generated password kept in an owner-only file, and exports for the tests:
 #   SANDGATE_POSTGRES_URL            e.g. jdbc:postgresql://127.0.0.1:15432/sandgate
 #   SANDGATE_POSTGRES_USER           the user the tests connect as
@@ -10,7 +10,9 @@
 apt_install postgresql
 
 sandgate_postgres_port="${SANDGATE_POSTGRES_PORT:-15432}"
-sandgate_postgres_dir="$SANDGATE_RUN_DIR/postgres"
+# The server runs as the postgres user, which may not reach the checkout (a clone under /root, say): its cluster lives
+# under /var/lib/sandgate, one per run directory, unless SANDGATE_POSTGRES_DIR says where.
+sandgate_postgres_dir="${SANDGATE_POSTGRES_DIR:-/var/lib/sandgate/postgres-$(printf '%s' "$SANDGATE_RUN_DIR" | sha256sum | cut -c1-12)}"
 sandgate_postgres_socket="$sandgate_postgres_dir/socket"
 sandgate_postgres_bin="$(find /usr/lib/postgresql -maxdepth 3 -name postgres -path '*/bin/*' | sort -V | tail -1)"
 [ -n "$sandgate_postgres_bin" ] || die "no PostgreSQL server under /usr/lib/postgresql after installing postgresql"
@@ -37,14 +39,12 @@ if postgres_answers; then
     || die "a PostgreSQL on 127.0.0.1:$sandgate_postgres_port is not this run directory's: stop it or set SANDGATE_POSTGRES_PORT"
 else
   mkdir -p "$sandgate_postgres_dir"
-  # The server runs as postgres: it must reach its directory (the run directory may be root's).
-  chmod 755 "$SANDGATE_RUN_DIR"
-  chmod 711 "$sandgate_postgres_dir"
+  chmod 711 "$(dirname "$sandgate_postgres_dir")" "$sandgate_postgres_dir"
   if [ ! -s "$sandgate_postgres_dir/data/PG_VERSION" ]; then
     rm -rf "$sandgate_postgres_dir/data"
     install -d -o postgres -g postgres -m 700 "$sandgate_postgres_dir/data"
     as_postgres test -w "$sandgate_postgres_dir/data" \
-      || die "the postgres user cannot reach $sandgate_postgres_dir (a parent directory is closed to it): set SANDGATE_RUN_DIR to a directory it can reach"
+      || die "the postgres user cannot reach $sandgate_postgres_dir (a parent directory is closed to it): set SANDGATE_POSTGRES_DIR to a directory it can reach"
     as_postgres "$sandgate_postgres_bin/initdb" -D "$sandgate_postgres_dir/data" -U postgres \
       --auth-local=peer --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 \
       >"$SANDGATE_RUN_DIR/logs/postgres-initdb.log" 2>&1 \
@@ -52,7 +52,7 @@ else
   fi
   install -d -o postgres -g postgres -m 700 "$sandgate_postgres_socket"
   as_postgres test -w "$sandgate_postgres_socket" \
-    || die "the postgres user cannot reach $sandgate_postgres_dir (a parent directory is closed to it): set SANDGATE_RUN_DIR to a directory it can reach"
+    || die "the postgres user cannot reach $sandgate_postgres_dir (a parent directory is closed to it): set SANDGATE_POSTGRES_DIR to a directory it can reach"
   start_daemon postgres setpriv --reuid=postgres --regid=postgres --init-groups -- \
     "$sandgate_postgres_bin/postgres" -D "$sandgate_postgres_dir/data" \
     -c listen_addresses=127.0.0.1 -c port="$sandgate_postgres_port" \
