@@ -7,29 +7,22 @@ import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.RequestLedger.Admission;
 import dev.sandgate.gateway.lifecycle.Transitions.Decision;
 import dev.sandgate.gateway.metrics.GatewayObserver;
-import dev.sandgate.gateway.policy.PolicyDocument;
 import dev.sandgate.gateway.store.NameTakenException;
 import dev.sandgate.gateway.store.PendingTransition;
-import dev.sandgate.gateway.store.PolicyMode;
 import dev.sandgate.gateway.store.PolicyRevisionRecord;
 import dev.sandgate.gateway.store.SandboxFilter;
 import dev.sandgate.gateway.store.SandboxPhase;
 import dev.sandgate.gateway.store.SandboxRecord;
 import dev.sandgate.gateway.store.Store;
-import dev.sandgate.gateway.store.StoreTransaction;
 import dev.sandgate.gateway.store.StoreTransaction.SandboxKey;
 import dev.sandgate.gateway.store.TransitionKind;
 import dev.sandgate.gateway.token.ExecutionTokens;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.DriverCapabilities;
-import dev.sandgate.spi.DriverErrorCode;
-import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
-import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.SandboxObservation;
-import dev.sandgate.spi.SandboxSpec;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -69,6 +62,7 @@ public final class Lifecycle implements AutoCloseable {
     private final Clock clock;
     private final SandboxLocks locks = new SandboxLocks();
     private final Targets targets;
+    private final PolicyRules rules;
     private final DriverCalls calls;
     private final Transitions transitions;
     private final RequestLedger ledger;
@@ -92,6 +86,7 @@ public final class Lifecycle implements AutoCloseable {
         this.clock = requireNonNull(clock, "clock is null");
         requireNonNull(settings, "settings is null");
         this.targets = new Targets(store, tokens);
+        this.rules = new PolicyRules(driver, driverName, capabilities);
         this.calls = new DriverCalls(driverName, settings.driverTimeout());
         // Retries are the reconciler's, which needs the transitions first: the hook reads the field when it is called.
         this.transitions = new Transitions(
@@ -210,7 +205,7 @@ public final class Lifecycle implements AutoCloseable {
     public MutationReply create(Commands.Create c, CallDeadline deadline) {
         return ledger.admit("CreateSandbox", c.meta(), null, deadline, adm -> {
             LaunchPolicy launchPolicy = c.policy().toLaunchPolicy(1);
-            validateWithDriver(c.spec().toSpi(c.labels()), new LaunchInput(1, launchPolicy));
+            rules.validate(c.spec().toSpi(c.labels()), new LaunchInput(1, launchPolicy));
             String id = Identifiers.newSandboxId();
             try (SandboxLocks.Held held = locks.acquire(id, adm.remaining())) {
                 SandboxRecord intent = recordCreate(c, id, adm, now());
@@ -229,22 +224,7 @@ public final class Lifecycle implements AutoCloseable {
             Optional<ExecutionTokens.Claim> claim = targets.verifyToken(c.precondition());
             SandboxRecord resolved = adm.resolved(c.target(), targets);
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
-                Instant now = now();
-                Decision decision = transitions.writeSettled(c.target(), resolved.id(), adm.deadline(), (tx, row) -> {
-                    Targets.checkPrecondition(c.precondition(), claim, row);
-                    if (row.phase() == SandboxPhase.STOPPED
-                            || (row.phase() == SandboxPhase.ERROR && row.runtimeGeneration() == 0)) {
-                        adm.recordDone(tx, Outcome.ALREADY_STOPPED, row, null, now);
-                        return new Decision.Done(row);
-                    }
-                    SandboxRecord intent = tx.updateSandbox(row.toBuilder()
-                            .phase(SandboxPhase.STOPPING)
-                            .pending(Optional.of(adm.intent(TransitionKind.STOP, row.runtimeGeneration(), now)))
-                            .updateTime(now)
-                            .build());
-                    adm.recordPending(tx, row.id(), row.generation());
-                    return new Decision.Proceed(intent);
-                });
+                Decision decision = recordStop(c, resolved.id(), claim, adm, now());
                 adm.committed(decision.row().id(), decision.row().generation());
                 if (decision instanceof Decision.Done(SandboxRecord row)) {
                     transitions.logNoop("stop", row, Outcome.ALREADY_STOPPED, adm.requestId());
@@ -262,32 +242,8 @@ public final class Lifecycle implements AutoCloseable {
             SandboxRecord resolved = adm.resolved(c.target(), targets);
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 Transitions.StartPlan plan = transitions.planStart(resolved.id(), c.target(), adm.deadline());
-                SandboxRecord row = plan.row();
-                Optional<LaunchInput> launch = plan.policy().map(policy -> launchOnStart(row, policy));
-                long revision =
-                        plan.policy().map(PolicyRevisionRecord::revision).orElse(0L);
-                String digest = plan.policy().map(PolicyRevisionRecord::digest).orElse("");
-                Instant now = now();
-                Decision decision = store.write(tx -> {
-                    SandboxRecord current = Targets.reread(tx, c.target(), resolved.id());
-                    if (Transitions.isRunning(current)) {
-                        adm.recordDone(tx, Outcome.ALREADY_RUNNING, current, null, now);
-                        return new Decision.Done(current);
-                    }
-                    if (current.generation() != row.generation()
-                            || current.admittedRevision() != row.admittedRevision()) {
-                        throw new IllegalStateException("sandbox " + row.id() + " changed while its lock was held");
-                    }
-                    long generation = current.generation() + 1;
-                    SandboxRecord intent = tx.updateSandbox(current.toBuilder()
-                            .claim(generation, revision, digest, now)
-                            .phase(SandboxPhase.STARTING)
-                            .pending(Optional.of(adm.intent(TransitionKind.START, generation, now)))
-                            .updateTime(now)
-                            .build());
-                    adm.recordPending(tx, current.id(), generation);
-                    return new Decision.Proceed(intent);
-                });
+                Optional<LaunchInput> launch = plan.policy().map(policy -> rules.launchOnStart(plan.row(), policy));
+                Decision decision = recordStart(c, plan, resolved.id(), adm, now());
                 adm.committed(decision.row().id(), decision.row().generation());
                 if (decision instanceof Decision.Done || launch.isEmpty()) {
                     transitions.logNoop("start", decision.row(), Outcome.ALREADY_RUNNING, adm.requestId());
@@ -330,7 +286,7 @@ public final class Lifecycle implements AutoCloseable {
                 Instant now = now();
                 Decision decision = store.write(tx -> {
                     SandboxRecord row = Targets.reread(tx, c.target(), resolved.id());
-                    checkPolicyUpdate(c, row);
+                    PolicyRules.checkUpdate(c, row);
                     if (c.policy().digest().equals(row.admittedDigest())) {
                         adm.recordDone(
                                 tx,
@@ -340,11 +296,11 @@ public final class Lifecycle implements AutoCloseable {
                                 now);
                         return new Decision.Done(row);
                     }
-                    checkPolicyChange(c.policy(), row, tx);
+                    rules.checkChange(c.policy(), row, tx);
                     long next = row.admittedRevision() + 1;
                     // The driver's whole check, not only its capabilities: a revision admitted now must be launchable
                     // by the next start (a VM's minimum memory, say), or the sandbox would keep one it cannot start.
-                    validateWithDriver(
+                    rules.validate(
                             row.spec().toSpi(row.labels()),
                             new LaunchInput(row.generation() + 1, c.policy().toLaunchPolicy(next)));
                     PolicyRevisionRecord admitted = new PolicyRevisionRecord(
@@ -426,19 +382,53 @@ public final class Lifecycle implements AutoCloseable {
         }
     }
 
-    /** The launch input of a start of {@code row} with {@code policy}, checked by the driver. */
-    private LaunchInput launchOnStart(SandboxRecord row, PolicyRevisionRecord policy) {
-        if (!policy.digest().equals(row.launchDigest()) && !capabilities.launchPolicyOnStart()) {
-            throw new GatewayException(
-                    ErrorReason.DRIVER_CAPABILITY_MISSING,
-                    "driver " + driverName + " cannot launch a policy other than the previous execution's;"
-                            + " recreate the sandbox to change its policy");
-        }
-        LaunchInput input = new LaunchInput(
-                row.generation() + 1,
-                PolicyDocument.fromCanonical(policy.document()).toLaunchPolicy(policy.revision()));
-        validateWithDriver(row.spec().toSpi(row.labels()), input);
-        return input;
+    /** Records a stop's intent (STOPPING), unless the sandbox is already stopped: then the request is done. */
+    private Decision recordStop(
+            Commands.Stop c, String id, Optional<ExecutionTokens.Claim> claim, Admission adm, Instant now) {
+        return transitions.writeSettled(c.target(), id, adm.deadline(), (tx, row) -> {
+            Targets.checkPrecondition(c.precondition(), claim, row);
+            if (row.phase() == SandboxPhase.STOPPED
+                    || (row.phase() == SandboxPhase.ERROR && row.runtimeGeneration() == 0)) {
+                adm.recordDone(tx, Outcome.ALREADY_STOPPED, row, null, now);
+                return new Decision.Done(row);
+            }
+            SandboxRecord intent = tx.updateSandbox(row.toBuilder()
+                    .phase(SandboxPhase.STOPPING)
+                    .pending(Optional.of(adm.intent(TransitionKind.STOP, row.runtimeGeneration(), now)))
+                    .updateTime(now)
+                    .build());
+            adm.recordPending(tx, row.id(), row.generation());
+            return new Decision.Proceed(intent);
+        });
+    }
+
+    /**
+     * Records a start's intent (STARTING, the next generation claimed with the policy revision {@code plan} captured),
+     * unless the sandbox runs: then the request is done.
+     */
+    private Decision recordStart(Commands.Start c, Transitions.StartPlan plan, String id, Admission adm, Instant now) {
+        SandboxRecord row = plan.row();
+        long revision = plan.policy().map(PolicyRevisionRecord::revision).orElse(0L);
+        String digest = plan.policy().map(PolicyRevisionRecord::digest).orElse("");
+        return store.write(tx -> {
+            SandboxRecord current = Targets.reread(tx, c.target(), id);
+            if (Transitions.isRunning(current)) {
+                adm.recordDone(tx, Outcome.ALREADY_RUNNING, current, null, now);
+                return new Decision.Done(current);
+            }
+            if (current.generation() != row.generation() || current.admittedRevision() != row.admittedRevision()) {
+                throw new IllegalStateException("sandbox " + row.id() + " changed while its lock was held");
+            }
+            long generation = current.generation() + 1;
+            SandboxRecord intent = tx.updateSandbox(current.toBuilder()
+                    .claim(generation, revision, digest, now)
+                    .phase(SandboxPhase.STARTING)
+                    .pending(Optional.of(adm.intent(TransitionKind.START, generation, now)))
+                    .updateTime(now)
+                    .build());
+            adm.recordPending(tx, current.id(), generation);
+            return new Decision.Proceed(intent);
+        });
     }
 
     /**
@@ -479,53 +469,6 @@ public final class Lifecycle implements AutoCloseable {
                 Outcome.NOTHING_DELETED);
         return new MutationReply(
                 Outcome.NOTHING_DELETED, Optional.empty(), 0, Optional.empty(), Optional.empty(), false);
-    }
-
-    /** The checks of a policy update that hold whatever the proposed policy is. */
-    private static void checkPolicyUpdate(Commands.UpdatePolicy c, SandboxRecord row) {
-        if (row.policyMode() == PolicyMode.FROZEN) {
-            throw new GatewayException(
-                    ErrorReason.POLICY_FROZEN,
-                    "sandbox " + row.id() + " has a FROZEN policy: it keeps its creation snapshot");
-        }
-        if (c.expectedRevision() != 0 && c.expectedRevision() != row.admittedRevision()) {
-            throw GatewayException.withMismatch(
-                    ErrorReason.REVISION_MISMATCH,
-                    "the admitted policy revision is " + row.admittedRevision() + ", not " + c.expectedRevision(),
-                    new Mismatch(
-                            "policy_revision",
-                            Long.toString(c.expectedRevision()),
-                            Long.toString(row.admittedRevision())));
-        }
-    }
-
-    /** The checks of a policy update that changes the policy. */
-    private void checkPolicyChange(PolicyDocument proposed, SandboxRecord row, StoreTransaction tx) {
-        if (!capabilities.launchPolicyOnStart()) {
-            throw new GatewayException(
-                    ErrorReason.DRIVER_CAPABILITY_MISSING,
-                    "driver " + driverName + " cannot launch a changed policy, so no new revision can be admitted");
-        }
-        PolicyDocument launched = PolicyDocument.fromCanonical(
-                Transitions.revision(tx, row.id(), row.launchRevision()).document());
-        if (proposed.staticDiffers(launched) && row.phase().mayRun()) {
-            throw new GatewayException(
-                    ErrorReason.STATIC_POLICY_CHANGE_REQUIRES_STOP,
-                    "the static policy of sandbox " + row.id() + " cannot change while it may run (phase " + row.phase()
-                            + "); stop it first");
-        }
-    }
-
-    /** Asks the driver to check a launch without touching its backend (so without a timeout or a thread hop). */
-    private void validateWithDriver(SandboxSpec spec, LaunchInput input) {
-        try {
-            driver.validate(spec, input);
-        } catch (DriverException e) {
-            throw GatewayException.fromDriver(e);
-        } catch (RuntimeException e) {
-            throw GatewayException.fromDriver(new DriverException(
-                    DriverErrorCode.INTERNAL, "driver " + driverName + " failed to validate: " + e, e));
-        }
     }
 
     /** {@code reply} with the sandbox as it is once it no longer awaits its launch, or after {@code maxWait}. */
