@@ -99,7 +99,7 @@ public final class Lifecycle implements AutoCloseable {
                 clock,
                 this::observer,
                 id -> reconciler().retryLater(id));
-        this.ledger = new RequestLedger(store, locks, transitions, clock);
+        this.ledger = new RequestLedger(store, targets, locks, transitions, clock);
         this.reconciler =
                 new Reconciler(store, driver, calls, locks, transitions, ledger, hub, clock, settings, this::observer);
     }
@@ -222,7 +222,7 @@ public final class Lifecycle implements AutoCloseable {
     public MutationReply stop(Commands.Stop c, CallDeadline deadline) {
         return ledger.admit("StopSandbox", c.meta(), c.target(), deadline, adm -> {
             Optional<ExecutionTokens.Claim> claim = targets.verifyToken(c.precondition());
-            SandboxRecord resolved = adm.resolved(c.target(), targets);
+            SandboxRecord resolved = adm.resolved(c.target());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 Decision decision = recordStop(c, resolved.id(), claim, adm, now());
                 adm.committed(decision.row().id(), decision.row().generation());
@@ -239,7 +239,7 @@ public final class Lifecycle implements AutoCloseable {
 
     public MutationReply start(Commands.Start c, CallDeadline deadline) {
         return ledger.admit("StartSandbox", c.meta(), c.target(), deadline, adm -> {
-            SandboxRecord resolved = adm.resolved(c.target(), targets);
+            SandboxRecord resolved = adm.resolved(c.target());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 Transitions.StartPlan plan = transitions.planStart(resolved.id(), c.target(), adm.deadline());
                 Optional<LaunchInput> launch = plan.policy().map(policy -> rules.launchOnStart(plan.row(), policy));
@@ -261,7 +261,7 @@ public final class Lifecycle implements AutoCloseable {
         return ledger.admit("DeleteSandbox", c.meta(), c.target(), deadline, adm -> {
             Optional<ExecutionTokens.Claim> claim = targets.verifyToken(c.precondition());
             try {
-                SandboxRecord resolved = adm.resolved(c.target(), targets);
+                SandboxRecord resolved = adm.resolved(c.target());
                 try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                     SandboxRecord intent = recordDelete(c, resolved.id(), claim, adm, now());
                     adm.committed(intent.id(), intent.generation());
@@ -280,7 +280,7 @@ public final class Lifecycle implements AutoCloseable {
 
     public MutationReply updatePolicy(Commands.UpdatePolicy c, CallDeadline deadline) {
         return ledger.admit("UpdateSandboxPolicy", c.meta(), c.target(), deadline, adm -> {
-            SandboxRecord resolved = adm.resolved(c.target(), targets);
+            SandboxRecord resolved = adm.resolved(c.target());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 transitions.completePending(resolved.id(), c.target(), adm.deadline());
                 Instant now = now();

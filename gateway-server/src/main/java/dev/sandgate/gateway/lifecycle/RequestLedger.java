@@ -42,14 +42,16 @@ final class RequestLedger {
     static final int PRUNE_BATCH = 100;
 
     private final Store store;
+    private final Targets targets;
     private final SandboxLocks locks;
     private final Transitions transitions;
     private final Clock clock;
     private final ConcurrentHashMap<String, InFlight> inFlight = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    RequestLedger(Store store, SandboxLocks locks, Transitions transitions, Clock clock) {
+    RequestLedger(Store store, Targets targets, SandboxLocks locks, Transitions transitions, Clock clock) {
         this.store = requireNonNull(store, "store is null");
+        this.targets = requireNonNull(targets, "targets is null");
         this.locks = requireNonNull(locks, "locks is null");
         this.transitions = requireNonNull(transitions, "transitions is null");
         this.clock = requireNonNull(clock, "clock is null");
@@ -90,7 +92,7 @@ final class RequestLedger {
         }
 
         /** Resolves {@code target} to the stored sandbox: once, in the request's look-up if it had one. */
-        SandboxRecord resolved(Commands.Target target, Targets targets) {
+        SandboxRecord resolved(Commands.Target target) {
             if (prefetchFailure != null) {
                 throw prefetchFailure;
             }
