@@ -53,7 +53,6 @@ public final class Lifecycle implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
 
     private final Store store;
-    private final ComputeDriver driver;
     private final String driverName;
     private final DriverCapabilities capabilities;
     private final ExecutionTokens tokens;
@@ -78,7 +77,7 @@ public final class Lifecycle implements AutoCloseable {
             Clock clock,
             LifecycleSettings settings) {
         this.store = requireNonNull(store, "store is null");
-        this.driver = requireNonNull(driver, "driver is null");
+        requireNonNull(driver, "driver is null");
         this.driverName = requireNonNull(driverName, "driverName is null");
         this.capabilities = requireNonNull(driver.capabilities(), "driver capabilities are null");
         this.tokens = requireNonNull(tokens, "tokens is null");

@@ -36,6 +36,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.Callable;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
@@ -248,8 +249,7 @@ final class Transitions {
         }
     }
 
-    /** A transition's driver call, made as {@code deadline} says (see {@link DriverCalls#call(Callable, CallDeadline,
-     * Supplier)}). */
+    /** A transition's driver call, on the thread {@code deadline} says, bounded by the driver timeout. */
     private <T> T call(SandboxRecord row, PendingTransition transition, CallDeadline deadline, Callable<T> work) {
         return calls.call(
                 work,
@@ -303,7 +303,7 @@ final class Transitions {
             SandboxObservation o,
             Outcome outcome,
             long started,
-            java.util.function.Function<SandboxRecord, SandboxRecord.Builder> phase) {
+            Function<SandboxRecord, SandboxRecord.Builder> phase) {
         Instant now = now();
         SandboxRecord updated = store.write(tx -> {
             SandboxRecord written = update(
