@@ -24,6 +24,7 @@ import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
+import dev.sandgate.gateway.lifecycle.CallDeadline;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.security.Principal;
 import dev.sandgate.gateway.store.SandboxFilter;
@@ -37,6 +38,7 @@ import java.time.Duration;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -84,7 +86,7 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
 
     @Override
     public void createSandbox(CreateSandboxRequest request, StreamObserver<CreateSandboxResponse> out) {
-        respond(out, () -> mapper.createResponse(lifecycle.create(mapper.create(request), maxWait())));
+        mutate(out, deadline -> mapper.createResponse(lifecycle.create(mapper.create(request), deadline)));
     }
 
     @Override
@@ -115,17 +117,17 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
 
     @Override
     public void stopSandbox(StopSandboxRequest request, StreamObserver<StopSandboxResponse> out) {
-        respond(out, () -> mapper.stopResponse(lifecycle.stop(mapper.stop(request), maxWait())));
+        mutate(out, deadline -> mapper.stopResponse(lifecycle.stop(mapper.stop(request), deadline)));
     }
 
     @Override
     public void startSandbox(StartSandboxRequest request, StreamObserver<StartSandboxResponse> out) {
-        respond(out, () -> mapper.startResponse(lifecycle.start(mapper.start(request), maxWait())));
+        mutate(out, deadline -> mapper.startResponse(lifecycle.start(mapper.start(request), deadline)));
     }
 
     @Override
     public void deleteSandbox(DeleteSandboxRequest request, StreamObserver<DeleteSandboxResponse> out) {
-        respond(out, () -> mapper.deleteResponse(lifecycle.delete(mapper.delete(request), maxWait())));
+        mutate(out, deadline -> mapper.deleteResponse(lifecycle.delete(mapper.delete(request), deadline)));
     }
 
     private void watch(WatchSandboxesRequest request, ServerCallStreamObserver<Object> out) {
@@ -160,9 +162,10 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
     @Override
     public void updateSandboxPolicy(
             UpdateSandboxPolicyRequest request, StreamObserver<UpdateSandboxPolicyResponse> out) {
-        respond(
+        mutate(
                 out,
-                () -> mapper.updatePolicyResponse(lifecycle.updatePolicy(mapper.updatePolicy(request), maxWait())));
+                deadline ->
+                        mapper.updatePolicyResponse(lifecycle.updatePolicy(mapper.updatePolicy(request), deadline)));
     }
 
     @Override
@@ -191,11 +194,16 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
         return Duration.ofNanos(Math.max(0, deadline.timeRemaining(TimeUnit.NANOSECONDS)));
     }
 
+    /** Answers a unary call that changes nothing with what {@code work} returns or throws. */
+    private <T> void respond(StreamObserver<T> out, Supplier<T> work) {
+        mutate(out, deadline -> work.get());
+    }
+
     /**
      * Answers a unary call with what {@code work} returns or throws, unless the lifecycle answered it first because a
-     * driver call overran the driver timeout (see {@link Lifecycle#answering}).
+     * driver call overran the driver timeout (see {@link CallDeadline#overdue}).
      */
-    private <T> void respond(StreamObserver<T> out, Supplier<T> work) {
+    private <T> void mutate(StreamObserver<T> out, Function<CallDeadline, T> work) {
         Answer<T> answer = new Answer<>(out);
         try {
             // The call's context (its deadline, its cancellation) goes with the work.
@@ -205,10 +213,10 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
         }
     }
 
-    private <T> void answer(Answer<T> answer, Supplier<T> work) {
+    private <T> void answer(Answer<T> answer, Function<CallDeadline, T> work) {
         T value;
         try {
-            value = lifecycle.answering(answer::fail, work);
+            value = work.apply(CallDeadline.waiting(maxWait()).answering(answer::fail));
         } catch (Throwable failure) {
             answer.fail(failure);
             return;

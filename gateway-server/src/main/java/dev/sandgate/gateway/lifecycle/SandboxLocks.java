@@ -10,6 +10,11 @@ import java.util.concurrent.locks.ReentrantLock;
 /**
  * One fair lock per sandbox id: lifecycle operations on one sandbox run one at a time, in arrival order; operations
  * on different sandboxes run concurrently. Entries are removed when nobody holds or waits for them.
+ *
+ * <p>Not Guava's {@code Striped}: it maps ids onto a fixed set of stripes, so two sandboxes sharing a stripe would
+ * share a lock, and a driver call that holds one sandbox's lock until the driver timeout would make an unrelated
+ * sandbox SANDBOX_BUSY. Exactly one lock per id, removed when unused, keeps operations on different sandboxes
+ * independent and the table as small as the operations in progress.
  */
 final class SandboxLocks {
     private final ConcurrentHashMap<String, Entry> locks = new ConcurrentHashMap<>();
