@@ -1,7 +1,8 @@
 package dev.sandgate.conformance;
 
+import static dev.sandgate.conformance.KitAssertions.expectFailure;
+import static dev.sandgate.conformance.KitAssertions.snapshotOf;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import dev.sandgate.spi.DeleteResult;
 import dev.sandgate.spi.DriverErrorCode;
@@ -13,12 +14,10 @@ import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxState;
 import java.util.List;
 import java.util.OptionalLong;
-import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Predicate;
 
 /**
- * Scenarios of the kit that {@link ComputeDriverConformanceTest} runs from its groups: a name held by another id at
+ * Scenarios of the kit that the rule layers run from their groups: a name held by another id at
  * create, a resource replaced between lookup and mutation, restarts seen through a watch.
  */
 final class KitScenarios {
@@ -164,28 +163,5 @@ final class KitScenarios {
                     .isEmpty();
         }
         assertThat(kit.driver.get(ref).generation()).isEqualTo(2);
-    }
-
-    private static Predicate<SandboxEvent> snapshotOf(SandboxRef ref, SandboxState state, long generation) {
-        return event -> event instanceof SandboxEvent.Snapshot snapshot
-                && snapshot.observation().ref().id().equals(ref.id())
-                && snapshot.observation().state() == state
-                && snapshot.observation().generation() == generation;
-    }
-
-    /** Runs {@code call}, which must fail with {@code code}; returns the failure. */
-    private static DriverException expectFailure(DriverErrorCode code, Callable<?> call) {
-        Object answer;
-        try {
-            answer = call.call();
-        } catch (DriverException refused) {
-            assertThat(refused.code())
-                    .as("expected %s, got %s: %s", code, refused.code(), refused.getMessage())
-                    .isEqualTo(code);
-            return refused;
-        } catch (Exception e) {
-            throw new AssertionError("expected a DriverException with " + code + ", got " + e, e);
-        }
-        return fail("expected a DriverException with %s, but the call answered %s", code, answer);
     }
 }

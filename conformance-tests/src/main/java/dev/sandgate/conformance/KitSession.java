@@ -12,18 +12,15 @@ import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
-import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
-import dev.sandgate.spi.PolicyField;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.StartResult;
-import dev.sandgate.spi.StaticPolicy;
 import dev.sandgate.spi.WatchSubscription;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -35,8 +32,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Assumptions;
@@ -51,8 +48,6 @@ final class KitSession {
     static final String OTHER_WORKSPACE = "kit-b";
 
     private static final SecureRandom RANDOM = new SecureRandom();
-    private static final long FIRST_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(5);
-    private static final long MAX_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
 
     final String gatewayId = "kit-" + randomHex(8);
     final String foreignGatewayId = gatewayId + "-foreign";
@@ -62,6 +57,7 @@ final class KitSession {
     final BackendProbe probe;
     final SandboxSpec spec;
     final Duration timeout;
+    private final Supplier<SandboxSpec> refusedSpec;
     final ComputeDriver driver;
     final DriverCapabilities capabilities;
     final LaunchPolicy basePolicy;
@@ -81,8 +77,10 @@ final class KitSession {
             DriverConfig config,
             BackendProbe probe,
             SandboxSpec spec,
+            Supplier<SandboxSpec> refusedSpec,
             Duration timeout) {
         this.testClassName = testClassName;
+        this.refusedSpec = refusedSpec;
         this.provider = provider;
         this.config = config;
         this.probe = probe;
@@ -90,21 +88,8 @@ final class KitSession {
         this.timeout = timeout;
         this.driver = provider.create(config, context());
         this.capabilities = driver.capabilities();
-        StaticPolicy base = capabilities.enforceablePolicyFields().contains(PolicyField.NETWORK_NONE)
-                ? StaticPolicy.DEFAULT
-                : LaunchPolicies.unrestricted();
-        this.basePolicy = LaunchPolicies.of(1, base, DynamicPolicy.EMPTY);
-        StaticPolicy other = capabilities.enforceablePolicyFields().contains(PolicyField.PIDS_LIMIT)
-                ? new StaticPolicy(
-                        base.readOnlyRootFilesystem(),
-                        base.networkMode(),
-                        base.dropCapabilities(),
-                        base.noNewPrivileges(),
-                        base.memoryLimitBytes(),
-                        base.cpuLimitMillis(),
-                        512)
-                : base;
-        this.otherPolicy = LaunchPolicies.of(2, other, DynamicPolicy.EMPTY);
+        this.basePolicy = LaunchPolicies.kitBase(capabilities.enforceablePolicyFields());
+        this.otherPolicy = LaunchPolicies.kitOther(capabilities.enforceablePolicyFields());
     }
 
     /**
@@ -117,6 +102,7 @@ final class KitSession {
             DriverConfig config,
             Supplier<BackendProbe> probe,
             SandboxSpec spec,
+            Supplier<SandboxSpec> refusedSpec,
             Duration timeout) {
         assertThat(provider).as("provider()").isNotNull();
         assertThat(config).as("config()").isNotNull();
@@ -136,7 +122,7 @@ final class KitSession {
         assertThat(openedProbe).as("probe()").isNotNull();
         assertThat(spec).as("runningSpec()").isNotNull();
         try {
-            return new KitSession(testClassName, provider, config, openedProbe, spec, timeout);
+            return new KitSession(testClassName, provider, config, openedProbe, spec, refusedSpec, timeout);
         } catch (RuntimeException | Error e) {
             openedProbe.close();
             throw e;
@@ -172,6 +158,11 @@ final class KitSession {
     /** A fresh id with the same workspace and name as {@code ref}. */
     static SandboxRef sameNameNewId(SandboxRef ref) {
         return new SandboxRef(Identifiers.newSandboxId(), ref.workspace(), ref.name());
+    }
+
+    /** The driver's spec that the backend refuses for good, asked for only by the test that needs it. */
+    SandboxSpec permanentlyRefusedSpec() {
+        return refusedSpec.get();
     }
 
     LaunchInput launch(long generation) {
@@ -255,82 +246,58 @@ final class KitSession {
 
     SandboxObservation awaitObservation(
             ComputeDriver instance, SandboxRef ref, Predicate<SandboxObservation> condition, String description) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long pause = FIRST_POLL_NANOS;
-        Object last;
-        while (true) {
-            try {
-                SandboxObservation observation = instance.get(ref);
-                if (condition.test(observation)) {
-                    return observation;
-                }
-                last = observation;
-            } catch (DriverException e) {
-                last = e.code() + ": " + e.getMessage();
-            }
-            if (System.nanoTime() - deadline > 0) {
-                return fail("%s did not report %s within %s; last answer: %s", ref, description, timeout, last);
-            }
-            pause(pause);
-            pause = Math.min(pause * 2, MAX_POLL_NANOS);
-        }
+        var last = new AtomicReference<Object>();
+        return KitPolling.until(
+                timeout,
+                () -> {
+                    try {
+                        SandboxObservation observation = instance.get(ref);
+                        last.set(observation);
+                        return Optional.of(observation).filter(condition);
+                    } catch (DriverException e) {
+                        last.set(e.code() + ": " + e.getMessage());
+                        return Optional.empty();
+                    }
+                },
+                () -> String.format(
+                        "%s did not report %s within %s; last answer: %s", ref, description, timeout, last.get()));
     }
 
     /** Polls the probe until no resource carries {@code sandboxId}, within the readiness timeout. */
     void awaitNoResource(String sandboxId, String why) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long pause = FIRST_POLL_NANOS;
-        while (true) {
-            List<BackendResource> left = probe.resources(sandboxId);
-            if (left.isEmpty()) {
-                return;
-            }
-            if (System.nanoTime() - deadline > 0) {
-                fail("%s: resources still carry sandbox id %s after %s: %s", why, sandboxId, timeout, left);
-            }
-            pause(pause);
-            pause = Math.min(pause * 2, MAX_POLL_NANOS);
-        }
+        var left = new AtomicReference<List<BackendResource>>();
+        KitPolling.until(
+                timeout,
+                () -> {
+                    left.set(probe.resources(sandboxId));
+                    return left.get().isEmpty() ? Optional.of(sandboxId) : Optional.empty();
+                },
+                () -> String.format(
+                        "%s: resources still carry sandbox id %s after %s: %s", why, sandboxId, timeout, left.get()));
     }
 
     /**
      * Polls {@code get} until the sandbox is settled (gone, or RUNNING, STOPPED or FAILED); empty if it is gone.
      */
     Optional<SandboxObservation> awaitSettled(SandboxRef ref) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        long pause = FIRST_POLL_NANOS;
-        while (true) {
-            SandboxObservation observation;
-            try {
-                observation = driver.get(ref);
-            } catch (DriverException e) {
-                if (e.code() == DriverErrorCode.NOT_FOUND) {
-                    return Optional.empty();
-                }
-                throw e;
-            }
-            switch (observation.state()) {
-                case RUNNING, STOPPED, FAILED -> {
-                    return Optional.of(observation);
-                }
-                case PROVISIONING, STOPPING, UNKNOWN -> {
-                    if (System.nanoTime() - deadline > 0) {
-                        return fail("%s did not settle within %s: %s", ref, timeout, observation);
+        var last = new AtomicReference<SandboxObservation>();
+        return KitPolling.until(
+                timeout,
+                () -> {
+                    try {
+                        last.set(driver.get(ref));
+                    } catch (DriverException e) {
+                        if (e.code() == DriverErrorCode.NOT_FOUND) {
+                            return Optional.of(Optional.empty());
+                        }
+                        throw e;
                     }
-                }
-            }
-            pause(pause);
-            pause = Math.min(pause * 2, MAX_POLL_NANOS);
-        }
-    }
-
-    private static void pause(long nanos) {
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError("interrupted while polling", e);
-        }
+                    return switch (last.get().state()) {
+                        case RUNNING, STOPPED, FAILED -> Optional.of(Optional.of(last.get()));
+                        case PROVISIONING, STOPPING, UNKNOWN -> Optional.empty();
+                    };
+                },
+                () -> String.format("%s did not settle within %s: %s", ref, timeout, last.get()));
     }
 
     // ---- the probe

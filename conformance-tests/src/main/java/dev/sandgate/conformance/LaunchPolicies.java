@@ -32,6 +32,37 @@ public final class LaunchPolicies {
         return new StaticPolicy(false, NetworkMode.DEFAULT, Set.of(), false, 0, 0, 0);
     }
 
+    /**
+     * The kit's everyday policy, revision 1: the gateway's default (network none) where the driver enforces it, else
+     * one that uses no field, so that every driver can launch it.
+     */
+    static LaunchPolicy kitBase(Set<PolicyField> enforceable) {
+        return of(1, kitBaseStatic(enforceable), DynamicPolicy.EMPTY);
+    }
+
+    /**
+     * The kit's "another policy", revision 2, with another digest than {@link #kitBase}: the base with a pids limit
+     * where the driver enforces one, else the base's restrictions under another revision.
+     */
+    static LaunchPolicy kitOther(Set<PolicyField> enforceable) {
+        StaticPolicy base = kitBaseStatic(enforceable);
+        StaticPolicy other = enforceable.contains(PolicyField.PIDS_LIMIT)
+                ? new StaticPolicy(
+                        base.readOnlyRootFilesystem(),
+                        base.networkMode(),
+                        base.dropCapabilities(),
+                        base.noNewPrivileges(),
+                        base.memoryLimitBytes(),
+                        base.cpuLimitMillis(),
+                        512)
+                : base;
+        return of(2, other, DynamicPolicy.EMPTY);
+    }
+
+    private static StaticPolicy kitBaseStatic(Set<PolicyField> enforceable) {
+        return enforceable.contains(PolicyField.NETWORK_NONE) ? StaticPolicy.DEFAULT : unrestricted();
+    }
+
     /** A policy whose {@link LaunchPolicy#usedFields()} is exactly {@code field}. */
     public static LaunchPolicy usingOnly(PolicyField field, long revision) {
         return usingAll(Set.of(field), revision);

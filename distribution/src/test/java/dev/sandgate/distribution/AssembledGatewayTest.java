@@ -1,9 +1,10 @@
 package dev.sandgate.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.nio.file.Path;
-import java.util.concurrent.TimeUnit;
+import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
@@ -92,10 +93,10 @@ class AssembledGatewayTest {
         cli("stop", "-w", "logged", "-n", "one");
 
         String line = "sandbox=" + id + " op=stop";
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!log().contains(line) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        await().atMost(Duration.ofSeconds(5))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20))
+                .untilAsserted(() -> assertThat(log()).contains(line));
         assertThat(log())
                 .contains("transition sandbox=" + id + " op=create")
                 .contains(line)

@@ -1,12 +1,15 @@
 package dev.sandgate.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -81,15 +84,17 @@ class GatewayShutdownTest {
 
     /** Waits (up to 90 s) for a process's output file to contain {@code text}. */
     private static void awaitText(Path file, Path errors, String text, Process process) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
-        while (System.nanoTime() < deadline) {
-            if (Files.readString(file, StandardCharsets.UTF_8).contains(text)) {
-                return;
-            }
-            if (!process.isAlive()) {
-                break;
-            }
-            Thread.sleep(50);
+        try {
+            await("the text " + text + " in " + file + ", or the process's exit")
+                    .atMost(Duration.ofSeconds(90))
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(50))
+                    .until(() -> Files.readString(file, StandardCharsets.UTF_8).contains(text) || !process.isAlive());
+        } catch (ConditionTimeoutException e) {
+            // The failure below says what the process wrote.
+        }
+        if (Files.readString(file, StandardCharsets.UTF_8).contains(text)) {
+            return;
         }
         throw new AssertionError("no " + text + " in " + file + " ("
                 + (process.isAlive() ? "still running" : "exited with " + process.exitValue()) + "); output:\n"

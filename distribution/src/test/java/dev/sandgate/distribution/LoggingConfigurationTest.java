@@ -1,6 +1,7 @@
 package dev.sandgate.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
@@ -13,6 +14,7 @@ import java.io.ByteArrayOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -67,11 +69,10 @@ class LoggingConfigurationTest {
 
         context.getLogger("dev.sandgate.gateway.lifecycle.Lifecycle").info("transition {}", marker);
 
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(1);
-        while (!output.text().contains(marker) && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
-        assertThat(output.text()).contains(marker);
+        await().atMost(Duration.ofSeconds(1))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(5))
+                .untilAsserted(() -> assertThat(output.text()).contains(marker));
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.sandgate.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
@@ -14,10 +15,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * bin/sandgate-gateway from the assembled folder, with the reference driver on a free loopback port, its output in
@@ -98,19 +100,21 @@ final class RunningGateway implements AutoCloseable {
     }
 
     /** Waits for the gateway to write HOST:PORT to its ready file; fails early if the process ends. */
-    private static String awaitReadyFile(Process process, Path ready, Path log)
-            throws IOException, InterruptedException {
-        Instant deadline = Instant.now().plus(START_LIMIT);
-        while (Instant.now().isBefore(deadline)) {
-            if (Files.exists(ready)) {
-                return Files.readString(ready, StandardCharsets.UTF_8).trim();
-            }
-            if (process.waitFor(100, TimeUnit.MILLISECONDS)) {
-                throw new AssertionError("the gateway exited with status " + process.exitValue() + ":\n" + read(log));
-            }
+    private static String awaitReadyFile(Process process, Path ready, Path log) throws IOException {
+        try {
+            await("the gateway's ready file, or its exit")
+                    .atMost(START_LIMIT)
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> Files.exists(ready) || !process.isAlive());
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError(
+                    "the gateway wrote no ready file within " + START_LIMIT.toSeconds() + " s:\n" + read(log));
         }
-        throw new AssertionError(
-                "the gateway wrote no ready file within " + START_LIMIT.toSeconds() + " s:\n" + read(log));
+        if (!Files.exists(ready)) {
+            throw new AssertionError("the gateway exited with status " + process.exitValue() + ":\n" + read(log));
+        }
+        return Files.readString(ready, StandardCharsets.UTF_8).trim();
     }
 
     /** Polls grpc.health.v1 until the gateway reports SERVING. */
@@ -122,23 +126,35 @@ final class RunningGateway implements AutoCloseable {
                 .build();
         try {
             HealthGrpc.HealthBlockingStub health = HealthGrpc.newBlockingStub(channel);
-            Instant deadline = Instant.now().plus(START_LIMIT);
-            ServingStatus status = ServingStatus.UNKNOWN;
-            while (status != ServingStatus.SERVING && Instant.now().isBefore(deadline)) {
-                try {
-                    status = health.withDeadlineAfter(5, TimeUnit.SECONDS)
-                            .check(HealthCheckRequest.getDefaultInstance())
-                            .getStatus();
-                } catch (StatusRuntimeException e) {
-                    status = ServingStatus.UNKNOWN;
-                }
-                if (status != ServingStatus.SERVING && process.waitFor(100, TimeUnit.MILLISECONDS)) {
-                    throw new AssertionError("the gateway exited with status " + process.exitValue() + ":\n" + log());
-                }
+            var status = new AtomicReference<>(ServingStatus.UNKNOWN);
+            try {
+                await("the gateway SERVING, or its exit")
+                        .atMost(START_LIMIT)
+                        .pollDelay(Duration.ZERO)
+                        .pollInterval(Duration.ofMillis(100))
+                        .until(() -> {
+                            status.set(status(health));
+                            return status.get() == ServingStatus.SERVING || !process.isAlive();
+                        });
+            } catch (ConditionTimeoutException e) {
+                // The assertion below names the last status.
             }
-            assertThat(status).as("health of the gateway at %s", target).isEqualTo(ServingStatus.SERVING);
+            if (status.get() != ServingStatus.SERVING && !process.isAlive()) {
+                throw new AssertionError("the gateway exited with status " + process.exitValue() + ":\n" + log());
+            }
+            assertThat(status.get()).as("health of the gateway at %s", target).isEqualTo(ServingStatus.SERVING);
         } finally {
             channel.shutdownNow().awaitTermination(5, TimeUnit.SECONDS);
+        }
+    }
+
+    private static ServingStatus status(HealthGrpc.HealthBlockingStub health) {
+        try {
+            return health.withDeadlineAfter(5, TimeUnit.SECONDS)
+                    .check(HealthCheckRequest.getDefaultInstance())
+                    .getStatus();
+        } catch (StatusRuntimeException e) {
+            return ServingStatus.UNKNOWN;
         }
     }
 

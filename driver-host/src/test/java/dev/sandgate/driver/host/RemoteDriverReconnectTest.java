@@ -2,6 +2,7 @@ package dev.sandgate.driver.host;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import dev.sandgate.conformance.reference.ReferenceBackendProbe;
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
@@ -22,9 +23,12 @@ import dev.sandgate.spi.StaticPolicy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
+import java.util.concurrent.Callable;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -64,19 +68,14 @@ class RemoteDriverReconnectTest {
     }
 
     /** Calls until the driver answers (the channel reconnects), within 30 s. */
-    private static <T> T awaitAnswer(java.util.function.Supplier<T> call) {
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(30);
-        while (true) {
-            try {
-                return call.get();
-            } catch (DriverException e) {
-                if (e.code() != DriverErrorCode.UNAVAILABLE || System.nanoTime() - deadline > 0) {
-                    throw e;
-                }
-                java.util.concurrent.locks.LockSupport.parkNanos(
-                        java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(50));
-            }
-        }
+    private static <T> T awaitAnswer(Callable<T> call) {
+        return await("an answer once the channel reconnected")
+                .atMost(Duration.ofSeconds(30))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50))
+                .ignoreExceptionsMatching(
+                        e -> e instanceof DriverException refused && refused.code() == DriverErrorCode.UNAVAILABLE)
+                .until(call, Objects::nonNull);
     }
 
     @Test

@@ -1,6 +1,7 @@
 package dev.sandgate.driver.kubernetes;
 
 import static java.util.Objects.requireNonNull;
+import static org.awaitility.Awaitility.await;
 
 import dev.sandgate.conformance.AppliedPolicy;
 import dev.sandgate.conformance.BackendProbe;
@@ -44,7 +45,6 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The conformance kit's view of the fake cluster, through a plain fabric8 client (never through the driver).
@@ -152,33 +152,25 @@ final class KubernetesBackendProbe implements BackendProbe {
 
     /** Waits until the controller reports the planted Sandbox Ready, or Suspended, for its current spec. */
     private BackendResource awaitState(GenericKubernetesResource created, boolean ready) {
-        long deadline = System.nanoTime() + READY_TIMEOUT.toNanos();
-        long pause = 5;
-        while (true) {
-            GenericKubernetesResource now = client.genericKubernetesResources(sandboxes)
-                    .inNamespace(created.getMetadata().getNamespace())
-                    .withName(created.getMetadata().getName())
-                    .get();
-            if (now != null
-                    && now.getMetadata().getUid().equals(created.getMetadata().getUid())) {
-                BackendResource resource = toResource(now);
-                if (ready ? resource.running() : suspended(now)) {
-                    return resource;
-                }
-            }
-            if (System.nanoTime() > deadline) {
-                throw new IllegalStateException(
-                        "the planted Sandbox " + created.getMetadata().getName() + " was not "
-                                + (ready ? "Ready" : "Suspended") + " within " + READY_TIMEOUT);
-            }
-            try {
-                TimeUnit.MILLISECONDS.sleep(pause);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted", e);
-            }
-            pause = Math.min(pause * 2, 100);
+        return await("the planted Sandbox " + created.getMetadata().getName() + " " + (ready ? "Ready" : "Suspended"))
+                .atMost(READY_TIMEOUT)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> inState(created, ready), Optional::isPresent)
+                .orElseThrow();
+    }
+
+    /** The planted Sandbox (the same object, by uid) as a resource, once the controller reports it in that state. */
+    private Optional<BackendResource> inState(GenericKubernetesResource created, boolean ready) {
+        GenericKubernetesResource now = client.genericKubernetesResources(sandboxes)
+                .inNamespace(created.getMetadata().getNamespace())
+                .withName(created.getMetadata().getName())
+                .get();
+        if (now == null
+                || !now.getMetadata().getUid().equals(created.getMetadata().getUid())) {
+            return Optional.empty();
         }
+        return Optional.of(toResource(now)).filter(resource -> ready ? resource.running() : suspended(now));
     }
 
     @Override

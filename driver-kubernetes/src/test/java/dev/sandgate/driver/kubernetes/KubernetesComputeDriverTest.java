@@ -2,6 +2,7 @@ package dev.sandgate.driver.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import dev.sandgate.conformance.LaunchPolicies;
 import dev.sandgate.driver.kubernetes.fakecluster.MockCluster;
@@ -151,26 +152,14 @@ class KubernetesComputeDriverTest {
     }
 
     private void awaitRunning(SandboxRef ref, long generation) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (true) {
-            var observation = driver.get(ref);
-            if (observation.state() == SandboxState.RUNNING && observation.generation() == generation) {
-                return;
-            }
-            assertThat(System.nanoTime() < deadline)
-                    .as("%s RUNNING at %s within %s; last %s", ref, generation, TIMEOUT, observation)
-                    .isTrue();
-            sleepBriefly();
-        }
-    }
-
-    private static void sleepBriefly() {
-        try {
-            TimeUnit.MILLISECONDS.sleep(20);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
+        await(ref + " RUNNING at generation " + generation)
+                .atMost(TIMEOUT)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20))
+                .until(
+                        () -> driver.get(ref),
+                        observation ->
+                                observation.state() == SandboxState.RUNNING && observation.generation() == generation);
     }
 
     private List<ReceivedRequest> driverRequests(String method, String pathPart) {
@@ -395,13 +384,11 @@ class KubernetesComputeDriverTest {
 
         CompletableFuture<Boolean> deleted = CompletableFuture.supplyAsync(
                 () -> driver.delete(ref, OptionalLong.empty()).deleted());
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (driverRequests("GET", "/sandboxes/" + name).size() == reads) {
-            assertThat(System.nanoTime() < deadline)
-                    .as("the driver waits, reading the sandbox")
-                    .isTrue();
-            sleepBriefly();
-        }
+        await("the driver waits, reading the sandbox")
+                .atMost(TIMEOUT)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> driverRequests("GET", "/sandboxes/" + name).size() > reads);
         assertThat(deleted)
                 .as("the delete waits while the sandbox still exists")
                 .isNotDone();

@@ -1,6 +1,7 @@
 package dev.sandgate.driver.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Identifiers;
@@ -34,10 +35,11 @@ class SandboxWatchLoopTest {
     private SandboxWatchLoop loop;
 
     private void awaitWatches(int count) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (source.watchedFrom.size() < count && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
+        await(count + " watches of the source")
+                .atMost(Duration.ofSeconds(10))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(1))
+                .until(() -> source.watchedFrom.size() >= count);
     }
 
     @AfterEach

@@ -1,5 +1,7 @@
 package dev.sandgate.driver.podman;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.sandgate.api.v1.SandboxServiceGrpc;
 import dev.sandgate.gateway.server.GatewayMain;
 import io.grpc.ManagedChannel;
@@ -8,9 +10,11 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * The real gateway ({@link GatewayMain}) in a JVM of its own, on this test's class path (which holds the Podman
@@ -57,18 +61,20 @@ final class GatewayProcess implements AutoCloseable {
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                 .start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(START_TIMEOUT_SECONDS);
-        while (!Files.exists(ready)) {
-            if (!process.isAlive()) {
-                throw new IllegalStateException("the gateway exited with " + process.exitValue() + " before serving:\n"
-                        + Files.readString(log, StandardCharsets.UTF_8));
-            }
-            if (System.nanoTime() - deadline > 0) {
-                process.destroyForcibly();
-                throw new IllegalStateException("the gateway did not serve within " + START_TIMEOUT_SECONDS + " s:\n"
-                        + Files.readString(log, StandardCharsets.UTF_8));
-            }
-            TimeUnit.MILLISECONDS.sleep(25);
+        try {
+            await("the gateway's ready file, or its exit")
+                    .atMost(Duration.ofSeconds(START_TIMEOUT_SECONDS))
+                    .pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(25))
+                    .until(() -> Files.exists(ready) || !process.isAlive());
+        } catch (ConditionTimeoutException e) {
+            process.destroyForcibly();
+            throw new IllegalStateException("the gateway did not serve within " + START_TIMEOUT_SECONDS + " s:\n"
+                    + Files.readString(log, StandardCharsets.UTF_8));
+        }
+        if (!Files.exists(ready)) {
+            throw new IllegalStateException("the gateway exited with " + process.exitValue() + " before serving:\n"
+                    + Files.readString(log, StandardCharsets.UTF_8));
         }
         return new GatewayProcess(
                 process, log, Files.readString(ready, StandardCharsets.UTF_8).trim());

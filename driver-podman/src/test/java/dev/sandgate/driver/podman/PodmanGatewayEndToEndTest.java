@@ -1,6 +1,7 @@
 package dev.sandgate.driver.podman;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.google.protobuf.Any;
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -29,10 +30,10 @@ import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -230,24 +231,19 @@ class PodmanGatewayEndToEndTest {
                 .getSandbox();
     }
 
-    private Sandbox awaitReadyAt(String id, long generation) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        Sandbox sandbox;
-        while (true) {
-            sandbox = gateway.stub()
-                    .getSandbox(GetSandboxRequest.newBuilder()
-                            .setTarget(SandboxTarget.newBuilder().setId(id))
-                            .build())
-                    .getSandbox();
-            if (sandbox.getPhase() == Phase.READY
-                    && sandbox.getCurrentExecution().getGeneration() == generation) {
-                return sandbox;
-            }
-            assertThat(System.nanoTime() - deadline)
-                    .as("sandbox %s did not become READY at generation %s: %s", id, generation, sandbox)
-                    .isNegative();
-            TimeUnit.MILLISECONDS.sleep(100);
-        }
+    private Sandbox awaitReadyAt(String id, long generation) {
+        return await("sandbox " + id + " READY at generation " + generation)
+                .atMost(Duration.ofSeconds(120))
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(100))
+                .until(
+                        () -> gateway.stub()
+                                .getSandbox(GetSandboxRequest.newBuilder()
+                                        .setTarget(SandboxTarget.newBuilder().setId(id))
+                                        .build())
+                                .getSandbox(),
+                        sandbox -> sandbox.getPhase() == Phase.READY
+                                && sandbox.getCurrentExecution().getGeneration() == generation);
     }
 
     /** Exactly one container carries the sandbox id; it runs at {@code generation}. Returns its id. */

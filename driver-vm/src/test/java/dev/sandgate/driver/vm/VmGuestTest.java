@@ -1,7 +1,6 @@
 package dev.sandgate.driver.vm;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.fail;
 
 import dev.sandgate.conformance.LaunchPolicies;
 import dev.sandgate.spi.ComputeDriver;
@@ -34,6 +33,7 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Predicate;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -225,16 +225,10 @@ class VmGuestTest {
     }
 
     private SandboxObservation await(SandboxRef ref, Predicate<SandboxObservation> condition, String what) {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        var poll = new Qemu.Backoff();
-        SandboxObservation last = null;
-        while (System.nanoTime() - deadline < 0) {
-            last = driver.get(ref);
-            if (condition.test(last)) {
-                return last;
-            }
-            poll.pause();
-        }
-        return fail("%s did not become %s within %s; last: %s", ref, what, TIMEOUT, last);
+        return Awaitility.await(ref + " " + what)
+                .atMost(TIMEOUT)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> driver.get(ref), condition);
     }
 }

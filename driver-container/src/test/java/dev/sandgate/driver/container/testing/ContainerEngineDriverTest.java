@@ -3,6 +3,7 @@ package dev.sandgate.driver.container.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.awaitility.Awaitility.await;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
@@ -41,7 +42,6 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
@@ -733,13 +733,11 @@ public abstract class ContainerEngineDriverTest {
         SandboxRef ref = newRef("sandbox");
         created.add(ref);
         driver.create(ref, spec, launch(1, policy));
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (driver.get(ref).state() != SandboxState.RUNNING) {
-            assertThat(System.nanoTime() - deadline)
-                    .as("%s did not run within %s: %s", ref, TIMEOUT, driver.get(ref))
-                    .isNegative();
-            pause();
-        }
+        await(ref + " RUNNING")
+                .atMost(TIMEOUT)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> driver.get(ref).state(), state -> state == SandboxState.RUNNING);
         return ref;
     }
 
@@ -783,14 +781,5 @@ public abstract class ContainerEngineDriverTest {
     protected static Watching watch(ComputeDriver on) {
         var watcher = new RecordingWatcher(TIMEOUT);
         return new Watching(on.watch(watcher), watcher);
-    }
-
-    private static void pause() {
-        try {
-            TimeUnit.MILLISECONDS.sleep(20);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new AssertionError(e);
-        }
     }
 }

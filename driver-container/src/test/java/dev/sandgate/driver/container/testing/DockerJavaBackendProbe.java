@@ -1,11 +1,11 @@
 package dev.sandgate.driver.container.testing;
 
 import static java.util.Objects.requireNonNull;
+import static org.awaitility.Awaitility.await;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.InspectContainerResponse;
-import com.github.dockerjava.api.command.InspectExecResponse;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.Capability;
@@ -499,24 +499,14 @@ public final class DockerJavaBackendProbe implements BackendProbe {
     }
 
     private long exitCode(String execId) {
-        long deadline = System.nanoTime() + EXEC_TIMEOUT.toNanos();
-        long pauseMillis = 5;
-        while (true) {
-            InspectExecResponse inspect = client.inspectExecCmd(execId).exec();
-            if (!Boolean.TRUE.equals(inspect.isRunning()) && inspect.getExitCodeLong() != null) {
-                return inspect.getExitCodeLong();
-            }
-            if (System.nanoTime() - deadline > 0) {
-                throw new IllegalStateException("exec " + execId + " reported no exit code within " + EXEC_TIMEOUT);
-            }
-            try {
-                TimeUnit.MILLISECONDS.sleep(pauseMillis);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IllegalStateException("interrupted while waiting for an exec", e);
-            }
-            pauseMillis = Math.min(pauseMillis * 2, 200);
-        }
+        return await("the exit code of exec " + execId)
+                .atMost(EXEC_TIMEOUT)
+                .pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20))
+                .until(
+                        () -> client.inspectExecCmd(execId).exec(),
+                        inspect -> !Boolean.TRUE.equals(inspect.isRunning()) && inspect.getExitCodeLong() != null)
+                .getExitCodeLong();
     }
 
     @Override
