@@ -29,7 +29,8 @@ import java.util.stream.Collectors;
 
 /**
  * The gateway's settings, from (highest precedence first) command-line flags, {@code SANDGATE_*} environment
- * variables, a properties file ({@code --config}) and defaults. See {@link #usage()}.
+ * variables, a properties file ({@code --config}) and defaults. {@link GatewayOptions} declares the options and splits
+ * the command line (picocli); the values of all three sources are checked here alike. See {@link #usage()}.
  *
  * @param listenHost the address to listen on
  * @param listenPort the port to listen on (0: any free port)
@@ -71,9 +72,9 @@ public record GatewayConfig(
         SecuritySettings security,
         Optional<InetSocketAddress> metricsListen,
         Duration readinessInterval) {
-    public static final String DEFAULT_LISTEN = "127.0.0.1:7443";
-    public static final String ENV_PREFIX = "SANDGATE_";
-    public static final String ENV_DRIVER_PROPERTY_PREFIX = "SANDGATE_DRIVER_PROPERTY_";
+    private static final String DEFAULT_LISTEN = "127.0.0.1:7443";
+    private static final String ENV_PREFIX = "SANDGATE_";
+    private static final String ENV_DRIVER_PROPERTY_PREFIX = "SANDGATE_DRIVER_PROPERTY_";
 
     /** The gateway's own settings; every other key of the properties file is a driver property. */
     private static final Set<String> KEYS = GatewayOptions.SETTINGS;
@@ -346,7 +347,7 @@ public record GatewayConfig(
      * setting ({@link #ENV_DRIVER_PROPERTY_PREFIX}), nor one read by the launchers and the command-line client. They
      * are ignored; the gateway warns about them, as a typo here would otherwise go unnoticed.
      */
-    public static List<String> unknownEnvironment(Map<String, String> environment) {
+    static List<String> unknownEnvironment(Map<String, String> environment) {
         return environment.keySet().stream()
                 .filter(key -> key.startsWith(ENV_PREFIX) && !key.startsWith(ENV_DRIVER_PROPERTY_PREFIX))
                 .filter(key -> !OTHER_TOOLS_VARIABLES.contains(key))
@@ -370,7 +371,7 @@ public record GatewayConfig(
     }
 
     /** The text of {@code --help}: every option, in sections. */
-    public static String usage() {
+    static String usage() {
         return GatewayOptions.usage();
     }
 }

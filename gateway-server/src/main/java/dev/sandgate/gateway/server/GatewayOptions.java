@@ -327,7 +327,8 @@ final class GatewayOptions {
         Map<String, String> settings = new LinkedHashMap<>();
         for (OptionSpec option : result.matchedOptions()) {
             if (SETTINGS.contains(name(option))) {
-                settings.put(name(option), String.valueOf((Object) option.getValue()));
+                Object value = option.getValue();
+                settings.put(name(option), String.valueOf(value));
             }
         }
         Map<String, String> driverProperties = new LinkedHashMap<>();
