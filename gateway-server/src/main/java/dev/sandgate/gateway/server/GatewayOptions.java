@@ -306,19 +306,23 @@ final class GatewayOptions {
         ParseResult result;
         try {
             result = new CommandLine(options)
-                    // As before picocli: the last of a repeated option wins, a value may begin with "--", and "@FILE"
-                    // is a value, not a file of arguments.
+                    // As before picocli: the last of a repeated option wins, a value may begin with "--", "@FILE"
+                    // is a value, not a file of arguments, and "-hx" is not "-h -x".
                     .setOverwrittenOptionsAllowed(true)
+                    .setPosixClusteredShortOptionsAllowed(false)
                     .setAllowOptionsAsOptionParameters(true)
                     .setExpandAtFiles(false)
                     .parseArgs(args);
         } catch (UnmatchedArgumentException e) {
             String first = e.getUnmatched().getFirst();
-            if (!first.startsWith("--")) {
+            String name = first.split("=", 2)[0];
+            if (!first.startsWith("--")
+                    || e.getCommandLine().getCommandSpec().optionsMap().containsKey(name)) {
+                // A known option here came after "--", the end of the options.
                 throw new ConfigException("unexpected argument '" + first + "' (see --help)");
             }
             // Without picocli's suggestions: they go by spelling alone (--verbose: "did you mean --version?").
-            throw new ConfigException("unknown option " + first.split("=", 2)[0] + " (see --help)");
+            throw new ConfigException("unknown option " + name + " (see --help)");
         } catch (MissingParameterException e) {
             throw new ConfigException(((OptionSpec) e.getMissing().getFirst()).longestName() + " needs a value", e);
         } catch (ParameterException e) {

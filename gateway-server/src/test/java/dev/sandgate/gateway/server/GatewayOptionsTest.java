@@ -59,6 +59,10 @@ class GatewayOptionsTest {
         assertThatThrownBy(() -> load("--listen", "127.0.0.1:1", "-x"))
                 .isInstanceOf(ConfigException.class)
                 .hasMessage("unexpected argument '-x' (see --help)");
+        assertThatThrownBy(() -> load("-hx")).hasMessage("unexpected argument '-hx' (see --help)");
+        assertThatThrownBy(() -> load("--", "--listen", "127.0.0.1:1"))
+                .as("after '--' (which picocli takes as the end of the options) nothing is an option")
+                .hasMessage("unexpected argument '--listen' (see --help)");
     }
 
     @Test
