@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -11,6 +12,7 @@ import java.util.stream.Collectors;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Help;
+import picocli.CommandLine.ITypeConverter;
 import picocli.CommandLine.MissingParameterException;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -18,6 +20,7 @@ import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
+import picocli.CommandLine.TypeConversionException;
 import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
@@ -262,6 +265,7 @@ final class GatewayOptions {
 
         @Option(
                 names = "--insecure",
+                converter = Switch.class,
                 description = "allow listening beyond loopback without TLS or without authentication (warned at every"
                         + " start)")
         boolean insecure;
@@ -272,7 +276,10 @@ final class GatewayOptions {
         static final String HEADING =
                 "Test switches (refused unless --enable-test-faults /" + " SANDGATE_ENABLE_TEST_FAULTS=true is given):";
 
-        @Option(names = "--enable-test-faults", description = "allow a fault point to be armed")
+        @Option(
+                names = "--enable-test-faults",
+                converter = Switch.class,
+                description = "allow a fault point to be armed")
         boolean enableTestFaults;
 
         @Option(
@@ -281,6 +288,21 @@ final class GatewayOptions {
                 description = "halt the process (exit status 86) when the lifecycle reaches NAME:"
                         + " create|stop|start|delete . after-intent|after-driver (e.g. stop.after-intent)")
         String faultPoint;
+    }
+
+    /**
+     * A switch's value after "=" ({@code --insecure=false}): true, yes or 1, or false, no or 0, as in the environment
+     * and the configuration file.
+     */
+    static final class Switch implements ITypeConverter<Boolean> {
+        @Override
+        public Boolean convert(String value) {
+            return switch (value.strip().toLowerCase(Locale.ROOT)) {
+                case "true", "yes", "1" -> true;
+                case "false", "no", "0" -> false;
+                default -> throw new TypeConversionException("must be true or false, got '" + value + "'");
+            };
+        }
     }
 
     /**
@@ -326,6 +348,10 @@ final class GatewayOptions {
         } catch (MissingParameterException e) {
             throw new ConfigException(((OptionSpec) e.getMissing().getFirst()).longestName() + " needs a value", e);
         } catch (ParameterException e) {
+            if (e.getCause() instanceof TypeConversionException invalid
+                    && e.getArgSpec() instanceof OptionSpec option) {
+                throw new ConfigException(name(option) + ": " + invalid.getMessage(), e);
+            }
             throw new ConfigException(e.getMessage() + " (see --help)", e);
         }
         Map<String, String> settings = new LinkedHashMap<>();

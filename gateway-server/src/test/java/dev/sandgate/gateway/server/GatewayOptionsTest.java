@@ -121,6 +121,19 @@ class GatewayOptionsTest {
     }
 
     @Test
+    @DisplayName("a switch takes a value only after '=': yes/no/1/0 as in the environment; another is refused by name")
+    void switchValues() {
+        assertThat(load("--enable-test-faults=yes").testFaultsEnabled()).isTrue();
+        assertThat(load("--enable-test-faults=0").testFaultsEnabled()).isFalse();
+        assertThatThrownBy(() -> load("--insecure=maybe"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("insecure: must be true or false, got 'maybe'");
+        assertThatThrownBy(() -> load("--insecure", "yes"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessage("unexpected argument 'yes' (see --help)");
+    }
+
+    @Test
     @DisplayName("--help and -h list every option and exit 0; every setting is also read from its SANDGATE_ variable")
     void helpListsEveryOption() {
         int help = run(Map.of(), "--help");
