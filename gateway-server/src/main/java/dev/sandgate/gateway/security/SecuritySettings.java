@@ -16,7 +16,8 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * The gateway's security settings (read by {@code GatewayConfig}, with the same precedence as its other settings).
+ * The gateway's security settings (read by {@code GatewayConfig}, with the same precedence as its other settings;
+ * declared as options in {@code GatewayOptions}).
  * Checked together: a gateway that listens beyond loopback needs TLS and an authenticator, or {@code --insecure}.
  *
  * @param tlsCert the server certificate chain (PEM), reloaded on change
@@ -52,24 +53,6 @@ public record SecuritySettings(
         Optional<Path> authzPolicy,
         boolean insecure,
         Duration reloadPeriod) {
-    /** The settings' names, as flags ({@code --NAME}), environment variables and configuration-file keys. */
-    public static final Set<String> KEYS = Set.of(
-            "tls-cert",
-            "tls-key",
-            "tls-client-ca",
-            "tls-client-auth",
-            "jwt-jwks",
-            "jwt-issuer",
-            "jwt-audience",
-            "jwt-clock-skew",
-            "jwt-algorithms",
-            "jwt-principal-claim",
-            "jwt-groups-claim",
-            "api-token-file",
-            "authz-policy",
-            "security-reload-period",
-            "insecure");
-
     public enum ClientAuth {
         REQUIRE,
         OPTIONAL
@@ -210,33 +193,5 @@ public record SecuritySettings(
         } catch (dev.sandgate.spi.DriverException e) {
             throw new ConfigException(e.getMessage());
         }
-    }
-
-    /** The options' lines of {@code --help}. */
-    public static String usage() {
-        return """
-                Security (see docs/operations.md; a gateway beyond loopback needs TLS and an authenticator):
-                  --tls-cert FILE, --tls-key FILE
-                                             serve TLS with this certificate chain and PKCS#8 key (PEM); both are
-                                             reloaded when they change on disk
-                  --tls-client-ca FILE       require client certificates signed by this CA (mTLS); the principal is
-                                             the certificate's URI SAN, else its DNS SAN, else its subject CN
-                  --tls-client-auth MODE     require (default) or optional: let clients without a certificate
-                                             authenticate with a bearer token instead
-                  --jwt-jwks FILE|URL        accept bearer JWTs signed by a key of this JWKS (file reloaded on
-                                             change; https URL cached); with --jwt-issuer and --jwt-audience
-                  --jwt-issuer ISS, --jwt-audience AUD
-                                             the exact iss and an aud accepted JWTs carry
-                  --jwt-clock-skew DUR       clock skew allowed on exp/nbf (default 60s, at most 5m)
-                  --jwt-algorithms LIST      accepted algorithms (default RS256,ES256; asymmetric only)
-                  --jwt-principal-claim C    the claim naming the principal (default sub)
-                  --jwt-groups-claim C       the claim listing its groups (default groups)
-                  --api-token-file FILE      static API tokens, stored as "NAME sha256:HEX [GROUPS]" lines
-                  --authz-policy FILE        who may do what in which workspace (JSON, reloaded on change)
-                  --security-reload-period DUR
-                                             how often the files above are checked for changes (default 10s)
-                  --insecure                 allow listening beyond loopback without TLS or without authentication
-                                             (warned at every start)
-                """;
     }
 }

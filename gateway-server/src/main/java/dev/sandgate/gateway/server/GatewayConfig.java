@@ -29,7 +29,8 @@ import java.util.stream.Collectors;
 
 /**
  * The gateway's settings, from (highest precedence first) command-line flags, {@code SANDGATE_*} environment
- * variables, a properties file ({@code --config}) and defaults. See {@link #usage()}.
+ * variables, a properties file ({@code --config}) and defaults. {@link GatewayOptions} declares the options and splits
+ * the command line (picocli); the values of all three sources are checked here alike. See {@link #usage()}.
  *
  * @param listenHost the address to listen on
  * @param listenPort the port to listen on (0: any free port)
@@ -71,28 +72,12 @@ public record GatewayConfig(
         SecuritySettings security,
         Optional<InetSocketAddress> metricsListen,
         Duration readinessInterval) {
-    public static final String DEFAULT_LISTEN = "127.0.0.1:7443";
-    public static final String ENV_PREFIX = "SANDGATE_";
-    public static final String ENV_DRIVER_PROPERTY_PREFIX = "SANDGATE_DRIVER_PROPERTY_";
+    private static final String DEFAULT_LISTEN = "127.0.0.1:7443";
+    private static final String ENV_PREFIX = "SANDGATE_";
+    private static final String ENV_DRIVER_PROPERTY_PREFIX = "SANDGATE_DRIVER_PROPERTY_";
 
     /** The gateway's own settings; every other key of the properties file is a driver property. */
-    private static final Set<String> KEYS = keys(
-            "listen",
-            "data-dir",
-            "driver",
-            "token-key-file",
-            "gateway-id",
-            "request-retention",
-            "driver-timeout",
-            "store-synchronous",
-            "store-url",
-            "store-user",
-            "store-password-file",
-            "enable-test-faults",
-            "fault-point",
-            "ready-file",
-            "metrics-listen",
-            "readiness-interval");
+    private static final Set<String> KEYS = GatewayOptions.SETTINGS;
 
     /** Read by bin/sandgate-gateway, bin/sandgate, the scripts (which export some) and logback, not by the gateway. */
     private static final Set<String> OTHER_TOOLS_VARIABLES = Set.of(
@@ -104,12 +89,6 @@ public record GatewayConfig(
             "SANDGATE_REQUIRE_ENGINES",
             "SANDGATE_SKIP_ENGINES",
             "SANDGATE_LOG_FORMAT");
-
-    private static Set<String> keys(String... own) {
-        Set<String> all = new TreeSet<>(Set.of(own));
-        all.addAll(SecuritySettings.KEYS);
-        return Set.copyOf(all);
-    }
 
     public GatewayConfig {
         requireNonNull(listenHost, "listenHost is null");
@@ -151,57 +130,11 @@ public record GatewayConfig(
 
     /** Reads the configuration. Throws {@link ConfigException} naming the bad setting. */
     public static GatewayConfig load(String[] args, Map<String, String> environment) {
-        Map<String, String> flags = new LinkedHashMap<>();
-        Map<String, String> flagDriverProperties = new LinkedHashMap<>();
-        boolean help = false;
-        boolean rotate = false;
-        for (int i = 0; i < args.length; i++) {
-            String arg = args[i];
-            if (arg.equals("--help") || arg.equals("-h")) {
-                help = true;
-                continue;
-            }
-            if (arg.equals("--rotate-token-key")) {
-                rotate = true;
-                continue;
-            }
-            if (arg.equals("--enable-test-faults")) {
-                flags.put("enable-test-faults", "true");
-                continue;
-            }
-            if (arg.equals("--insecure")) {
-                flags.put("insecure", "true");
-                continue;
-            }
-            if (!arg.startsWith("--")) {
-                throw new ConfigException("unexpected argument '" + arg + "' (see --help)");
-            }
-            int equals = arg.indexOf('=');
-            String name = equals >= 0 ? arg.substring(2, equals) : arg.substring(2);
-            if (!name.equals("driver-property") && !name.equals("config") && !KEYS.contains(name)) {
-                throw new ConfigException("unknown option --" + name + " (see --help)");
-            }
-            String value;
-            if (equals >= 0) {
-                value = arg.substring(equals + 1);
-            } else {
-                if (i + 1 >= args.length) {
-                    throw new ConfigException("--" + name + " needs a value");
-                }
-                value = args[++i];
-            }
-            if (name.equals("driver-property")) {
-                int eq = value.indexOf('=');
-                if (eq <= 0) {
-                    throw new ConfigException("--driver-property takes key=value, got '" + value + "'");
-                }
-                flagDriverProperties.put(value.substring(0, eq), value.substring(eq + 1));
-            } else if (name.equals("config") || KEYS.contains(name)) {
-                flags.put(name, value);
-            } else {
-                throw new ConfigException("unknown option --" + name + " (see --help)");
-            }
-        }
+        GatewayOptions.Given commandLine = GatewayOptions.parse(args);
+        Map<String, String> flags = commandLine.settings();
+        Map<String, String> flagDriverProperties = commandLine.driverProperties();
+        boolean help = commandLine.help();
+        boolean rotate = commandLine.rotateTokenKey();
 
         Map<String, String> env = new LinkedHashMap<>();
         Map<String, String> envDriverProperties = new TreeMap<>();
@@ -220,7 +153,7 @@ public record GatewayConfig(
 
         Map<String, String> file = new LinkedHashMap<>();
         Map<String, String> fileDriverProperties = new LinkedHashMap<>();
-        String configFile = flags.getOrDefault("config", env.get("config"));
+        String configFile = commandLine.config().orElse(env.get("config"));
         if (configFile != null) {
             Properties properties = new Properties();
             try (Reader reader = Files.newBufferedReader(Path.of(configFile), StandardCharsets.UTF_8)) {
@@ -414,7 +347,7 @@ public record GatewayConfig(
      * setting ({@link #ENV_DRIVER_PROPERTY_PREFIX}), nor one read by the launchers and the command-line client. They
      * are ignored; the gateway warns about them, as a typo here would otherwise go unnoticed.
      */
-    public static List<String> unknownEnvironment(Map<String, String> environment) {
+    static List<String> unknownEnvironment(Map<String, String> environment) {
         return environment.keySet().stream()
                 .filter(key -> key.startsWith(ENV_PREFIX) && !key.startsWith(ENV_DRIVER_PROPERTY_PREFIX))
                 .filter(key -> !OTHER_TOOLS_VARIABLES.contains(key))
@@ -437,60 +370,8 @@ public record GatewayConfig(
         return variable.toLowerCase(Locale.ROOT).replace("__", "-").replace('_', '.');
     }
 
-    /** The text of {@code --help}. */
-    public static String usage() {
-        return """
-                Usage: sandgate-gateway [options]
-
-                Runs the Sandgate gateway: the sandgate.v1.SandboxService over gRPC (TLS with --tls-cert, else plaintext), with gRPC health
-                checking and server reflection, on the embedded SQLite store (or PostgreSQL: --store-url), with one compute
-                driver. Beyond loopback it needs TLS and an authenticator (see Security below), or --insecure.
-
-                Options (each also settable as SANDGATE_<NAME> in the environment, e.g. SANDGATE_DATA_DIR, and as
-                <name>=value in the --config file; flags win over the environment, which wins over the file; a
-                SANDGATE_* variable that names no setting is ignored with a warning):
-                  --config FILE              properties file with any of the settings below; its other keys are
-                                             driver properties (e.g. docker.host=unix:///run/docker.sock)
-                  --listen HOST:PORT         address to serve on (default 127.0.0.1:7443; port 0 picks a free port)
-                  --data-dir DIR             SQLite store, token keys and lock file (default ~/.sandgate/data)
-                  --driver NAME              compute driver to use (default: the available driver with the highest
-                                             priority above 0; the reference driver only by name; when none is
-                                             available the error lists every candidate)
-                  --driver-property KEY=VALUE
-                                             a driver setting, repeatable (e.g. reference.directory=/var/sandboxes);
-                                             environment: SANDGATE_DRIVER_PROPERTY_<KEY> with '.' written as '_'
-                                             and '-' as '__' (SANDGATE_DRIVER_PROPERTY_DOCKER_HOST sets docker.host,
-                                             ..._DOCKER_STOP__GRACE__PERIOD docker.stop-grace-period)
-                  --token-key-file FILE      execution-token keys (default DATA_DIR/token-keys.properties; created
-                                             on first start, owner-only)
-                  --gateway-id ID            this gateway's id stamped on runtime resources (default: generated once
-                                             and kept in the store)
-                  --request-retention DUR    how long request_id records are kept (default 24h; e.g. 90m, 2h, PT1H)
-                  --driver-timeout DUR       how long one driver call may take before the transition is left pending
-                                             and retried (default 2m)
-                  --store-synchronous MODE   NORMAL (default: survives a gateway crash; an OS crash may lose the
-                                             last commits) or FULL (also survives an OS crash; slower)
-                  --store-url URL            keep the state in PostgreSQL instead of the data directory's SQLite
-                                             store: jdbc:postgresql://HOST[:PORT]/DATABASE (without the password);
-                                             one gateway writes a database (others refuse to start)
-                  --store-user USER          the PostgreSQL user (with --store-url)
-                  --store-password-file FILE its password (with --store-url; owner-only, e.g. chmod 600)
-                  --ready-file FILE          write HOST:PORT to FILE once serving
-                  --metrics-listen HOST:PORT serve Prometheus metrics on http://HOST:PORT/metrics (default: off)
-                  --readiness-interval DUR   how often the driver's engine is checked; while it is unavailable the
-                                             health of sandgate.v1.SandboxService is NOT_SERVING (default 5s)
-                  --rotate-token-key         make a new current token key, keep the old one as previous, and exit
-                                             (restart the gateway to use it; tokens of both keys verify)
-                  --help                     print this text and exit
-                  --version                  print the version and exit
-
-                """ + SecuritySettings.usage() + """
-
-                Test switches (refused unless --enable-test-faults / SANDGATE_ENABLE_TEST_FAULTS=true is given):
-                  --enable-test-faults       allow a fault point to be armed
-                  --fault-point NAME         halt the process (exit status 86) when the lifecycle reaches NAME:
-                                             create|stop|start|delete . after-intent|after-driver
-                                             (e.g. stop.after-intent)
-                """;
+    /** The text of {@code --help}: every option, in sections. */
+    static String usage() {
+        return GatewayOptions.usage();
     }
 }
