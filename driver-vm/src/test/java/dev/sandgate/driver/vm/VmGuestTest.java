@@ -226,14 +226,14 @@ class VmGuestTest {
 
     private SandboxObservation await(SandboxRef ref, Predicate<SandboxObservation> condition, String what) {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        var poll = new Qemu.Backoff();
+        var poll = Qemu.backoff();
         SandboxObservation last = null;
         while (System.nanoTime() - deadline < 0) {
             last = driver.get(ref);
             if (condition.test(last)) {
                 return last;
             }
-            poll.pause();
+            poll.pause("QEMU");
         }
         return fail("%s did not become %s within %s; last: %s", ref, what, TIMEOUT, last);
     }
