@@ -44,10 +44,20 @@ public final class SnapshotDiff<T> {
         return new SnapshotDiff<>(Function.identity(), (was, is) -> List.of());
     }
 
-    /** The first snapshot: every sandbox as a {@link SandboxEvent.Snapshot} (no {@link SandboxEvent.Synced}). */
+    /**
+     * The first snapshot: every sandbox as a {@link SandboxEvent.Snapshot} and nothing else (no platform events, which
+     * would come before {@link SandboxEvent.Synced}; what happened before the subscription is not news).
+     */
     public List<SandboxEvent> first(Collection<T> samples) {
-        known = new HashMap<>();
-        return next(samples);
+        var events = new ArrayList<SandboxEvent>(samples.size());
+        var now = new HashMap<String, T>();
+        for (T sample : samples) {
+            SandboxObservation is = observation.apply(sample);
+            now.put(is.ref().id(), sample);
+            events.add(new SandboxEvent.Snapshot(is));
+        }
+        known = now;
+        return events;
     }
 
     /** The events that tell a watcher what changed between the previous snapshot and {@code samples}. */

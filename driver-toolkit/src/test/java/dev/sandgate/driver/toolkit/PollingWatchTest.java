@@ -96,12 +96,9 @@ class PollingWatchTest {
     }
 
     @Test
-    void theDiffPutsPlatformEventsBeforeTheSnapshotAndSkipsUnchangedSandboxes() {
+    void theDiffPutsPlatformEventsBeforeTheSnapshotSkipsUnchangedSandboxesAndStartsWithSnapshotsOnly() {
         var diff = new SnapshotDiff<SandboxObservation>(
-                o -> o,
-                (was, is) -> was == null
-                        ? List.of()
-                        : List.of(new SandboxEvent.Platform(is.ref(), is.generation(), "t", "m")));
+                o -> o, (was, is) -> List.of(new SandboxEvent.Platform(is.ref(), is.generation(), "t", "m")));
         assertThat(diff.first(List.of(observation(1, SandboxState.RUNNING))))
                 .containsExactly(new SandboxEvent.Snapshot(observation(1, SandboxState.RUNNING)));
         assertThat(diff.next(List.of(observation(1, SandboxState.RUNNING))))
