@@ -239,7 +239,7 @@ final class ReferenceDriver implements ComputeDriver {
         requireOpen();
         var scan = new IncrementalScan(backend, gatewayId, this::seen, SWEEP_EVERY, FULL_SCAN_EVERY);
         var subscription = new Subscription[1];
-        PollingWatch watch = PollingWatch.start(
+        PollingWatch watch = new PollingWatch(
                 "sandgate-reference-watch-" + gatewayId,
                 watchInterval,
                 scan.poller(),
@@ -248,7 +248,7 @@ final class ReferenceDriver implements ComputeDriver {
                 () -> watches.remove(subscription[0]));
         subscription[0] = new Subscription(watch, scan);
         watches.add(subscription[0]);
-        return watch;
+        return watch.start();
     }
 
     /** A watch and its scan, which learns from this driver what it wrote. */

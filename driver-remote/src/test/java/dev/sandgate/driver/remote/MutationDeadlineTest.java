@@ -18,17 +18,9 @@ import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxRef;
-import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.OptionalLong;
 import java.util.concurrent.CountDownLatch;
@@ -48,29 +40,20 @@ class MutationDeadlineTest {
     @TempDir
     Path directory;
 
-    private EventLoopGroup group;
-    private Server server;
     private final CountDownLatch cancelled = new CountDownLatch(1);
+    private FakeDriverServer server;
 
     @AfterEach
     void stop() {
         if (server != null) {
-            server.shutdownNow();
-        }
-        if (group != null) {
-            group.shutdownGracefully();
+            server.close();
         }
     }
 
     /** A driver whose stop optionally announces a mutation, then never answers. */
     private DriverConfig serveSilentStop(boolean announce) throws IOException {
-        Path socket = directory.resolve("driver.sock");
-        group = new EpollEventLoopGroup(1);
-        server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                .channelType(EpollServerDomainSocketChannel.class)
-                .bossEventLoopGroup(group)
-                .workerEventLoopGroup(group)
-                .addService(new ComputeDriverGrpc.ComputeDriverImplBase() {
+        server = FakeDriverServer.serve(
+                directory.resolve("driver.sock"), "rw-------", new ComputeDriverGrpc.ComputeDriverImplBase() {
                     @Override
                     public void handshake(HandshakeRequest request, StreamObserver<HandshakeResponse> responses) {
                         responses.onNext(HandshakeResponse.newBuilder()
@@ -108,13 +91,8 @@ class MutationDeadlineTest {
                             public void onCompleted() {}
                         };
                     }
-                })
-                .build()
-                .start();
-        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-------"));
-        return DriverConfig.EMPTY
-                .with(RemoteSettings.TARGET, "unix://" + socket)
-                .with(RemoteSettings.CALL_TIMEOUT, "300ms");
+                });
+        return server.config().with(RemoteSettings.CALL_TIMEOUT, "300ms");
     }
 
     private void assertEndsAtTheCallTimeout(ComputeDriver driver) throws InterruptedException {

@@ -45,7 +45,16 @@ public final class PollingWatch implements WatchSubscription {
     private final Thread thread;
     private boolean closed;
 
-    private PollingWatch(
+    /**
+     * A subscription that polls on its own daemon thread once {@link #start started}.
+     *
+     * @param name the thread's name
+     * @param interval the pause between polls
+     * @param failure what a poll's failure other than a {@link DriverException} tells the watcher (a file system
+     *     failure is UNAVAILABLE, say)
+     * @param onClose run once when the subscription ends, by close or failure (the driver forgets it)
+     */
+    public PollingWatch(
             String name,
             Duration interval,
             Poller poller,
@@ -60,25 +69,10 @@ public final class PollingWatch implements WatchSubscription {
         this.thread = Thread.ofPlatform().name(name).daemon().unstarted(this::run);
     }
 
-    /**
-     * Starts a subscription on its own daemon thread.
-     *
-     * @param name the thread's name
-     * @param interval the pause between polls
-     * @param failure what a poll's failure other than a {@link DriverException} tells the watcher (a file system
-     *     failure is UNAVAILABLE, say)
-     * @param onClose run once when the subscription ends, by close or failure (the driver forgets it)
-     */
-    public static PollingWatch start(
-            String name,
-            Duration interval,
-            Poller poller,
-            SandboxWatcher watcher,
-            Function<RuntimeException, DriverException> failure,
-            Runnable onClose) {
-        var watch = new PollingWatch(name, interval, poller, watcher, failure, onClose);
-        watch.thread.start();
-        return watch;
+    /** Starts polling; returns this subscription. */
+    public PollingWatch start() {
+        thread.start();
+        return this;
     }
 
     @Override

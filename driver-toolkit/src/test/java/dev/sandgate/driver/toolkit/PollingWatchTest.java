@@ -25,52 +25,51 @@ class PollingWatchTest {
         return new SandboxObservation(REF, generation, state, "d", Map.of(), "");
     }
 
-    private static final class Recorder implements SandboxWatcher {
-        final BlockingQueue<SandboxEvent> events = new LinkedBlockingQueue<>();
-        final AtomicReference<DriverException> error = new AtomicReference<>();
+    /** What the watch handed the watcher, events and errors alike, in order. */
+    private final BlockingQueue<Object> received = new LinkedBlockingQueue<>();
 
+    private final SandboxWatcher recorder = new SandboxWatcher() {
         @Override
         public void onEvent(SandboxEvent event) {
-            events.add(event);
+            received.add(event);
         }
 
         @Override
-        public void onError(DriverException e) {
-            error.set(e);
+        public void onError(DriverException error) {
+            received.add(error);
         }
+    };
 
-        SandboxEvent take() throws InterruptedException {
-            SandboxEvent event = events.poll(10, TimeUnit.SECONDS);
-            assertThat(event).as("an event within 10 s").isNotNull();
-            return event;
-        }
+    private Object next() throws InterruptedException {
+        Object next = received.poll(10, TimeUnit.SECONDS);
+        assertThat(next).as("something within 10 s").isNotNull();
+        return next;
     }
 
     @Test
     void deliversTheFirstSnapshotThenSyncedThenChangesAndDeletions() throws Exception {
         var state = new AtomicReference<List<SandboxObservation>>(List.of(observation(1, SandboxState.RUNNING)));
-        var recorder = new Recorder();
         var closed = new CopyOnWriteArrayList<String>();
-        try (var watch = PollingWatch.start(
-                "test-watch",
-                Duration.ofMillis(5),
-                SnapshotDiff.ofObservations().poller(state::get),
-                recorder,
-                e -> new DriverException(DriverErrorCode.INTERNAL, "x", e),
-                () -> closed.add("closed"))) {
-            assertThat(recorder.take()).isEqualTo(new SandboxEvent.Snapshot(observation(1, SandboxState.RUNNING)));
-            assertThat(recorder.take()).isEqualTo(new SandboxEvent.Synced());
+        try (var watch = new PollingWatch(
+                        "test-watch",
+                        Duration.ofMillis(5),
+                        SnapshotDiff.ofObservations().poller(state::get),
+                        recorder,
+                        e -> new DriverException(DriverErrorCode.INTERNAL, "x", e),
+                        () -> closed.add("closed"))
+                .start()) {
+            assertThat(next()).isEqualTo(new SandboxEvent.Snapshot(observation(1, SandboxState.RUNNING)));
+            assertThat(next()).isEqualTo(new SandboxEvent.Synced());
             state.set(List.of(observation(1, SandboxState.STOPPED)));
-            assertThat(recorder.take()).isEqualTo(new SandboxEvent.Snapshot(observation(1, SandboxState.STOPPED)));
+            assertThat(next()).isEqualTo(new SandboxEvent.Snapshot(observation(1, SandboxState.STOPPED)));
             state.set(List.of());
-            assertThat(recorder.take()).isEqualTo(new SandboxEvent.Deleted(REF, 1));
+            assertThat(next()).isEqualTo(new SandboxEvent.Deleted(REF, 1));
         }
         assertThat(closed).containsExactly("closed");
     }
 
     @Test
     void aFailedPollEndsTheSubscriptionWithTheMappedError() throws Exception {
-        var recorder = new Recorder();
         var closed = new java.util.concurrent.CountDownLatch(1);
         PollingWatch.Poller failing = new PollingWatch.Poller() {
             @Override
@@ -83,16 +82,19 @@ class PollingWatchTest {
                 throw new UncheckedIOException(new java.io.IOException("disk gone"));
             }
         };
-        PollingWatch.start(
-                "test-watch",
-                Duration.ofMillis(5),
-                failing,
-                recorder,
-                e -> new DriverException(DriverErrorCode.UNAVAILABLE, "cannot read", e),
-                closed::countDown);
-        assertThat(recorder.take()).isEqualTo(new SandboxEvent.Synced());
+        new PollingWatch(
+                        "test-watch",
+                        Duration.ofMillis(5),
+                        failing,
+                        recorder,
+                        e -> new DriverException(DriverErrorCode.UNAVAILABLE, "cannot read", e),
+                        closed::countDown)
+                .start();
+        assertThat(next()).isEqualTo(new SandboxEvent.Synced());
         assertThat(closed.await(10, TimeUnit.SECONDS)).isTrue();
-        assertThat(recorder.error.get().code()).isEqualTo(DriverErrorCode.UNAVAILABLE);
+        assertThat(next())
+                .isInstanceOfSatisfying(
+                        DriverException.class, e -> assertThat(e.code()).isEqualTo(DriverErrorCode.UNAVAILABLE));
     }
 
     @Test

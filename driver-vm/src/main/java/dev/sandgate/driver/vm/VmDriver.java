@@ -286,7 +286,7 @@ final class VmDriver implements ComputeDriver {
         requireOpen();
         var diff = new SnapshotDiff<Sample>(Sample::observation, VmDriver::reportedSince);
         var holder = new PollingWatch[1];
-        PollingWatch watch = PollingWatch.start(
+        PollingWatch watch = new PollingWatch(
                 "sandgate-vm-watch-" + gatewayId,
                 settings.watchInterval(),
                 diff.poller(() -> boundary(this::scan)),
@@ -298,7 +298,7 @@ final class VmDriver implements ComputeDriver {
                 () -> watches.remove(holder[0]));
         holder[0] = watch;
         watches.add(watch);
-        return watch;
+        return watch.start();
     }
 
     /**
