@@ -428,7 +428,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                 if (ended) {
                     // The execution ended while the spec still asks for a running pod: the controller keeps the
                     // finished pod, so suspend first; the next round launches.
-                    context.mutationHook().beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
+                    beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
                     Optional<Located> suspended = patch(ref, sandbox, manifests.runModePatch(sandbox.object(), false));
                     if (suspended.isPresent()) {
                         awaitStopped(ref, suspended.get());
@@ -438,7 +438,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                 Map<String, Object> patch = decision == StartDecision.RELAUNCH
                         ? manifests.runModePatch(sandbox.object(), true)
                         : manifests.launchPatch(sandbox.object(), ref, launch);
-                context.mutationHook().beforeMutation(ref, MutationHook.Operation.START, sandbox.uid());
+                beforeMutation(ref, MutationHook.Operation.START, sandbox.uid());
                 Optional<Located> launched = patch(ref, sandbox, patch);
                 if (launched.isEmpty()) {
                     continue;
@@ -474,7 +474,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                 SandboxState before =
                         SandboxObjects.read(sandbox.object(), version).state();
                 boolean wasActive = before != SandboxState.STOPPED && before != SandboxState.FAILED;
-                context.mutationHook().beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
+                beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
                 Optional<Located> patched = patch(ref, sandbox, manifests.runModePatch(sandbox.object(), false));
                 if (patched.isEmpty()) {
                     continue;
@@ -525,7 +525,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                     awaitGone(ref, sandbox);
                     return new DeleteResult(false);
                 }
-                context.mutationHook().beforeMutation(ref, MutationHook.Operation.DELETE, sandbox.uid());
+                beforeMutation(ref, MutationHook.Operation.DELETE, sandbox.uid());
                 int code = deleteWithPreconditions(sandbox);
                 if (code == 200 || code == 202) {
                     awaitGone(ref, sandbox);
@@ -839,12 +839,36 @@ final class KubernetesComputeDriver implements ComputeDriver {
 
     private <T> T locked(SandboxRef ref, Supplier<T> operation) {
         requireOpen();
-        ReentrantLock lock = locks[Math.floorMod(ref.id().hashCode(), LOCK_STRIPES)];
+        ReentrantLock lock = lockOf(ref);
         lock.lock();
         try {
             return operation.get();
         } finally {
             lock.unlock();
+        }
+    }
+
+    private ReentrantLock lockOf(SandboxRef ref) {
+        return locks[Math.floorMod(ref.id().hashCode(), LOCK_STRIPES)];
+    }
+
+    /**
+     * Calls the mutation hook without the sandbox's lock, which a hook may otherwise wait on (it may act on the same
+     * sandbox); the lock is taken again before the mutation. Safe because every mutation is conditional on the
+     * object's {@code resourceVersion} or UID: a change made meanwhile fails it (409) and the operation decides again.
+     */
+    private void beforeMutation(SandboxRef ref, MutationHook.Operation operation, String uid) {
+        ReentrantLock lock = lockOf(ref);
+        int holds = lock.getHoldCount();
+        for (int i = 0; i < holds; i++) {
+            lock.unlock();
+        }
+        try {
+            context.mutationHook().beforeMutation(ref, operation, uid);
+        } finally {
+            for (int i = 0; i < holds; i++) {
+                lock.lock();
+            }
         }
     }
 }
