@@ -12,6 +12,7 @@ import com.github.dockerjava.api.exception.NotModifiedException;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Info;
+import dev.sandgate.driver.toolkit.Backoff;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Labels;
@@ -465,7 +466,7 @@ final class ContainerBackend implements AutoCloseable {
      */
     Optional<ContainerView> awaitStopped(String containerId) {
         Instant deadline = Instant.now().plus(settings.stopGracePeriod()).plus(settings.requestTimeout());
-        long pauseMillis = 20;
+        var backoff = new Backoff(Duration.ofMillis(20), Duration.ofMillis(500));
         while (true) {
             Optional<ContainerView> view = inspect(containerId);
             if (view.isEmpty() || !view.get().running()) {
@@ -476,8 +477,7 @@ final class ContainerBackend implements AutoCloseable {
                         DriverErrorCode.DEADLINE_EXCEEDED,
                         "container " + containerId + " was still " + view.get().status() + " after the stop");
             }
-            sleep(pauseMillis);
-            pauseMillis = Math.min(pauseMillis * 2, 500);
+            backoff.pause("the engine");
         }
     }
 
@@ -524,15 +524,6 @@ final class ContainerBackend implements AutoCloseable {
             return call.get();
         } catch (RuntimeException e) {
             throw EngineErrors.map(e, action);
-        }
-    }
-
-    private static void sleep(long millis) {
-        try {
-            Thread.sleep(Duration.ofMillis(millis));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DriverException(DriverErrorCode.UNAVAILABLE, "interrupted while waiting for the engine", e);
         }
     }
 

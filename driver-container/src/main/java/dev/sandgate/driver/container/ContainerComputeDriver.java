@@ -7,6 +7,9 @@ import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Info;
 import dev.sandgate.driver.container.ContainerBackend.SandboxContainers;
 import dev.sandgate.driver.container.ContainerIndex.Known;
+import dev.sandgate.driver.toolkit.Identity;
+import dev.sandgate.driver.toolkit.KeyedLocks;
+import dev.sandgate.driver.toolkit.StartDecision;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.CreateResult;
 import dev.sandgate.spi.DeleteResult;
@@ -170,10 +173,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
             if (existing.isPresent()) {
                 return createOverExisting(ref, launch, existing.get(), version);
             }
-            Optional<String> holder = backend.nameHolder(ref);
-            if (holder.isPresent()) {
-                throw DriverException.sandboxIdMismatch(ref, holder.get());
-            }
+            Identity.requireNameFree(ref, backend.nameHolder(ref));
             ContainerRecipe recipe = ContainerRecipe.of(spec);
             Map<String, String> labels = backend.containerLabels(ref, recipe, launch);
             String name = ContainerNaming.containerName(ref, launch.generation(), 1);
@@ -291,23 +291,19 @@ public final class ContainerComputeDriver implements ComputeDriver {
             SandboxContainers found = resolve(ref);
             index.seen(ref.id(), found.containerIds());
             ListedContainer current = found.current();
-            long generation = current.generation();
-            String digest = current.policyDigest();
-            long requested = launch.generation();
-            int attempt = 1;
-            if (generation == requested) {
-                if (!digest.equals(launch.policy().digest())) {
-                    throw DriverException.policyDigestMismatch(
-                            ref, launch.policy().digest(), digest);
-                }
-                if (current.running()) {
-                    return new StartResult(observeListed(ref, current, "start"), false);
-                }
-                attempt = nextAttempt(ref, requested, found.names());
-            } else if (generation > requested || current.running()) {
-                throw DriverException.launchRefused(ref, requested, generation);
-            }
-            return launch(ref, launch, found, attempt, version);
+            StartDecision decision = StartDecision.decide(
+                    ref,
+                    launch,
+                    current.generation(),
+                    current.policyDigest(),
+                    current.running(),
+                    capabilities.launchPolicyOnStart());
+            return switch (decision) {
+                case REPLAY -> new StartResult(observeListed(ref, current, "start"), false);
+                case RELAUNCH ->
+                    launch(ref, launch, found, nextAttempt(ref, launch.generation(), found.names()), version);
+                case LAUNCH -> launch(ref, launch, found, 1, version);
+            };
         });
     }
 
@@ -387,7 +383,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
                 // The entry's labels are facts about its container ID; the stop goes by that ID.
                 Known entry = known.get();
                 requireIdentity(ref, entry.labels());
-                requireGeneration(
+                Identity.requireExpectedGeneration(
                         ref, expectedGeneration, ListedContainer.generation(entry.containerId(), entry.labels()));
                 return stopContainer(ref, entry.containerId());
             }
@@ -395,7 +391,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
             SandboxContainers found = resolve(ref);
             index.seen(ref.id(), found.containerIds());
             ListedContainer current = found.current();
-            requireGeneration(ref, expectedGeneration, current.generation());
+            Identity.requireExpectedGeneration(ref, expectedGeneration, current.generation());
             index.put(ref.id(), known(found, Optional.empty(), false), version);
             if (!current.running()) {
                 ContainerView view =
@@ -437,7 +433,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
             if (known.isPresent()) {
                 Known entry = known.get();
                 requireIdentity(ref, entry.labels());
-                requireGeneration(
+                Identity.requireExpectedGeneration(
                         ref, expectedGeneration, ListedContainer.generation(entry.containerId(), entry.labels()));
                 currentId = entry.containerId();
                 staleIds = entry.others();
@@ -451,7 +447,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
                 }
                 ListedContainer current = found.get().current();
                 requireIdentity(ref, current.labels());
-                requireGeneration(ref, expectedGeneration, current.generation());
+                Identity.requireExpectedGeneration(ref, expectedGeneration, current.generation());
                 currentId = current.id();
                 staleIds = found.get().staleIds();
                 volumeVerified = false;
@@ -512,17 +508,10 @@ public final class ContainerComputeDriver implements ComputeDriver {
     }
 
     private static void requireIdentity(SandboxRef ref, Map<String, String> labels) {
-        String workspace = labels.getOrDefault(dev.sandgate.spi.Labels.WORKSPACE, "");
-        String name = labels.getOrDefault(dev.sandgate.spi.Labels.NAME, "");
-        if (!ref.workspace().equals(workspace) || !ref.name().equals(name)) {
-            throw DriverException.identityMismatch(ref, workspace, name);
-        }
-    }
-
-    private static void requireGeneration(SandboxRef ref, OptionalLong expected, long generation) {
-        if (expected.isPresent() && expected.getAsLong() != generation) {
-            throw DriverException.generationMismatch(ref, expected.getAsLong(), generation);
-        }
+        Identity.requireLocator(
+                ref,
+                labels.getOrDefault(dev.sandgate.spi.Labels.WORKSPACE, ""),
+                labels.getOrDefault(dev.sandgate.spi.Labels.NAME, ""));
     }
 
     private SandboxObservation observe(SandboxRef ref, String containerId, String operation) {

@@ -18,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The whole kit over TCP with mutual TLS: the reference driver in a driver host process on {@code 127.0.0.1}, with a
- * class path of its own (driver-host's jars and a directory with the reference driver's jar, nothing of this test's
+ * class path of its own (driver-host's jars and a directory with the reference driver's jars, nothing of this test's
  * class path), called through the remote driver with a client certificate of the CA the host trusts.
  */
 class HostedReferenceOverMtlsConformanceTest extends ComputeDriverConformanceTest {
@@ -36,7 +36,11 @@ class HostedReferenceOverMtlsConformanceTest extends ComputeDriverConformanceTes
         client = gatewayAuthority.client("gateway");
         TestCertificateAuthority.Issued server = hostAuthority.server("driver-host");
         return HostedDriverProcess.overMutualTls(
-                OwnClassPath.hostWithDriver(directory, ReferenceDriverProvider.NAME, ReferenceDriverProvider.class),
+                OwnClassPath.hostWithDriver(
+                        directory,
+                        ReferenceDriverProvider.NAME,
+                        ReferenceDriverProvider.class,
+                        dev.sandgate.driver.toolkit.SlotLocks.class),
                 List.of(), // the only driver on the host's class path
                 Map.of(
                         ReferenceDriverProvider.DIRECTORY,

@@ -19,10 +19,11 @@ final class OwnClassPath {
     private OwnClassPath() {}
 
     /**
-     * The host's class path with the driver whose provider is {@code providerClass}: its jar is copied into {@code
-     * drivers/<driver>/} under {@code directory}, which joins the class path as {@code drivers/<driver>/*}.
+     * The host's class path with a driver: the jars holding {@code driverClasses} (its provider and what it needs
+     * beyond the host, such as the driver toolkit) are copied into {@code drivers/<driver>/} under {@code directory},
+     * which joins the class path as {@code drivers/<driver>/*}.
      */
-    static String hostWithDriver(Path directory, String driver, Class<?> providerClass) {
+    static String hostWithDriver(Path directory, String driver, Class<?>... driverClasses) {
         try {
             List<String> entries = new ArrayList<>();
             entries.add(location(DriverHostMain.class).toString());
@@ -38,14 +39,20 @@ final class OwnClassPath {
             }
             Path driverJars =
                     Files.createDirectories(directory.resolve("drivers").resolve(driver));
-            Path driverLocation = location(providerClass);
-            if (Files.isDirectory(driverLocation)) {
-                entries.add(driverLocation.toString()); // an IDE's output directory rather than the driver's jar
-            } else {
-                Files.copy(
-                        driverLocation,
-                        driverJars.resolve(driverLocation.getFileName()),
-                        StandardCopyOption.REPLACE_EXISTING);
+            boolean jars = false;
+            for (Class<?> driverClass : driverClasses) {
+                Path driverLocation = location(driverClass);
+                if (Files.isDirectory(driverLocation)) {
+                    entries.add(driverLocation.toString()); // an IDE's output directory rather than the driver's jar
+                } else {
+                    Files.copy(
+                            driverLocation,
+                            driverJars.resolve(driverLocation.getFileName()),
+                            StandardCopyOption.REPLACE_EXISTING);
+                    jars = true;
+                }
+            }
+            if (jars) {
                 entries.add(driverJars + File.separator + "*");
             }
             entries.add(location(org.slf4j.simple.SimpleServiceProvider.class).toString());

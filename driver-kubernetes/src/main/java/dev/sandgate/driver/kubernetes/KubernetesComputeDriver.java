@@ -5,6 +5,9 @@ import static java.util.Objects.requireNonNull;
 import dev.sandgate.driver.kubernetes.KubernetesSettings.NamespaceMode;
 import dev.sandgate.driver.kubernetes.KubernetesSettings.NetworkNoneMode;
 import dev.sandgate.driver.kubernetes.SandboxObjects.Stamps;
+import dev.sandgate.driver.toolkit.Backoff;
+import dev.sandgate.driver.toolkit.Identity;
+import dev.sandgate.driver.toolkit.StartDecision;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.CreateResult;
 import dev.sandgate.spi.DeleteResult;
@@ -409,21 +412,15 @@ final class KubernetesComputeDriver implements ComputeDriver {
                         SandboxObjects.read(sandbox.object(), version).state();
                 boolean ended = desiredRunning && (state == SandboxState.FAILED || state == SandboxState.STOPPED);
                 boolean active = desiredRunning && !ended;
-                if (launch.generation() < current) {
-                    throw DriverException.launchRefused(ref, launch.generation(), current);
-                }
-                if (launch.generation() == current
-                        && !sandbox.stamps()
-                                .policyDigest()
-                                .equals(launch.policy().digest())) {
-                    throw DriverException.policyDigestMismatch(
-                            ref, launch.policy().digest(), sandbox.stamps().policyDigest());
-                }
-                if (active) {
-                    if (launch.generation() == current) {
-                        return new StartResult(observe(sandbox), false);
-                    }
-                    throw DriverException.launchRefused(ref, launch.generation(), current);
+                StartDecision decision = StartDecision.decide(
+                        ref,
+                        launch,
+                        current,
+                        sandbox.stamps().policyDigest(),
+                        active,
+                        capabilities.launchPolicyOnStart());
+                if (decision == StartDecision.REPLAY) {
+                    return new StartResult(observe(sandbox), false);
                 }
                 if (SandboxManifests.networkNone(launch) && settings.networkNone() == NetworkNoneMode.NETWORK_POLICY) {
                     ensureDenyAllPolicy(sandbox.namespace());
@@ -431,17 +428,17 @@ final class KubernetesComputeDriver implements ComputeDriver {
                 if (ended) {
                     // The execution ended while the spec still asks for a running pod: the controller keeps the
                     // finished pod, so suspend first; the next round launches.
-                    context.mutationHook().beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
+                    beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
                     Optional<Located> suspended = patch(ref, sandbox, manifests.runModePatch(sandbox.object(), false));
                     if (suspended.isPresent()) {
                         awaitStopped(ref, suspended.get());
                     }
                     continue;
                 }
-                Map<String, Object> patch = launch.generation() == current
+                Map<String, Object> patch = decision == StartDecision.RELAUNCH
                         ? manifests.runModePatch(sandbox.object(), true)
                         : manifests.launchPatch(sandbox.object(), ref, launch);
-                context.mutationHook().beforeMutation(ref, MutationHook.Operation.START, sandbox.uid());
+                beforeMutation(ref, MutationHook.Operation.START, sandbox.uid());
                 Optional<Located> launched = patch(ref, sandbox, patch);
                 if (launched.isEmpty()) {
                     continue;
@@ -477,7 +474,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                 SandboxState before =
                         SandboxObjects.read(sandbox.object(), version).state();
                 boolean wasActive = before != SandboxState.STOPPED && before != SandboxState.FAILED;
-                context.mutationHook().beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
+                beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
                 Optional<Located> patched = patch(ref, sandbox, manifests.runModePatch(sandbox.object(), false));
                 if (patched.isEmpty()) {
                     continue;
@@ -528,7 +525,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                     awaitGone(ref, sandbox);
                     return new DeleteResult(false);
                 }
-                context.mutationHook().beforeMutation(ref, MutationHook.Operation.DELETE, sandbox.uid());
+                beforeMutation(ref, MutationHook.Operation.DELETE, sandbox.uid());
                 int code = deleteWithPreconditions(sandbox);
                 if (code == 200 || code == 202) {
                     awaitGone(ref, sandbox);
@@ -581,7 +578,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
     private void awaitGone(SandboxRef ref, Located sandbox) {
         Duration timeout = settings.operationTimeout();
         long deadline = System.nanoTime() + timeout.toNanos();
-        long pause = 10;
+        var backoff = backoff();
         while (true) {
             GenericKubernetesResource current = readByName(sandbox);
             if (current == null || !sandbox.uid().equals(SandboxObjects.uid(current))) {
@@ -593,7 +590,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                         "sandbox " + ref.id() + " was not gone within " + timeout
                                 + " (is the Agent Sandbox controller running and the garbage collector healthy?)");
             }
-            pause = pause(pause);
+            backoff.pause("the controller");
         }
     }
 
@@ -730,16 +727,11 @@ final class KubernetesComputeDriver implements ComputeDriver {
 
     private static void verifyIdentity(SandboxRef ref, Located located) {
         SandboxRef actual = located.stamps().ref();
-        if (!actual.workspace().equals(ref.workspace()) || !actual.name().equals(ref.name())) {
-            throw DriverException.identityMismatch(ref, actual.workspace(), actual.name());
-        }
+        Identity.requireLocator(ref, actual.workspace(), actual.name());
     }
 
     private static void requireGeneration(SandboxRef ref, Located sandbox, OptionalLong expected) {
-        if (expected.isPresent() && expected.getAsLong() != sandbox.stamps().generation()) {
-            throw DriverException.generationMismatch(
-                    ref, expected.getAsLong(), sandbox.stamps().generation());
-        }
+        Identity.requireExpectedGeneration(ref, expected, sandbox.stamps().generation());
     }
 
     private static void refuseIfDeleting(SandboxRef ref, Located sandbox) {
@@ -813,7 +805,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
     private Located await(SandboxRef ref, Located sandbox, String what, Predicate<Located> done) {
         Duration timeout = settings.operationTimeout();
         long deadline = System.nanoTime() + timeout.toNanos();
-        long pause = 10;
+        var backoff = backoff();
         Located current = sandbox;
         while (!done.test(current)) {
             if (System.nanoTime() > deadline) {
@@ -823,7 +815,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                                 + SandboxObjects.read(current.object(), version).detail()
                                 + "; is the Agent Sandbox controller running?)");
             }
-            pause = pause(pause);
+            backoff.pause("the controller");
             GenericKubernetesResource object = readByName(sandbox);
             if (object == null) {
                 throw DriverException.notFound(ref);
@@ -835,14 +827,9 @@ final class KubernetesComputeDriver implements ComputeDriver {
         return current;
     }
 
-    private static long pause(long millis) {
-        try {
-            Thread.sleep(millis);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new DriverException(DriverErrorCode.UNAVAILABLE, "interrupted while waiting for the controller", e);
-        }
-        return Math.min(millis * 2, 500);
+    /** Pauses between looks at a sandbox the controller is working on: 10 ms, doubling up to 500 ms. */
+    private static Backoff backoff() {
+        return new Backoff(Duration.ofMillis(10), Duration.ofMillis(500));
     }
 
     private static DriverException keptChanging(SandboxRef ref) {
@@ -852,12 +839,36 @@ final class KubernetesComputeDriver implements ComputeDriver {
 
     private <T> T locked(SandboxRef ref, Supplier<T> operation) {
         requireOpen();
-        ReentrantLock lock = locks[Math.floorMod(ref.id().hashCode(), LOCK_STRIPES)];
+        ReentrantLock lock = lockOf(ref);
         lock.lock();
         try {
             return operation.get();
         } finally {
             lock.unlock();
+        }
+    }
+
+    private ReentrantLock lockOf(SandboxRef ref) {
+        return locks[Math.floorMod(ref.id().hashCode(), LOCK_STRIPES)];
+    }
+
+    /**
+     * Calls the mutation hook without the sandbox's lock, which a hook may otherwise wait on (it may act on the same
+     * sandbox); the lock is taken again before the mutation. Safe because every mutation is conditional on the
+     * object's {@code resourceVersion} or UID: a change made meanwhile fails it (409) and the operation decides again.
+     */
+    private void beforeMutation(SandboxRef ref, MutationHook.Operation operation, String uid) {
+        ReentrantLock lock = lockOf(ref);
+        int holds = lock.getHoldCount();
+        for (int i = 0; i < holds; i++) {
+            lock.unlock();
+        }
+        try {
+            context.mutationHook().beforeMutation(ref, operation, uid);
+        } finally {
+            for (int i = 0; i < holds; i++) {
+                lock.lock();
+            }
         }
     }
 }

@@ -2,6 +2,9 @@ package dev.sandgate.driver.reference;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.SlotLocks;
+import dev.sandgate.spi.MutationHook;
+import dev.sandgate.spi.SandboxRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -120,6 +123,15 @@ public final class DirectoryBackend {
     public <T> T locked(String gatewayId, String key, Supplier<T> action) {
         requireSegment("key", key);
         return locks(gatewayId).locked(key, action);
+    }
+
+    /**
+     * Calls {@code hook} before a mutation of {@code ref}'s resource {@code backendId} in {@code gatewayId}, which the
+     * caller must do without the lock of {@code ref.id()} ({@link SlotLocks#beforeMutation}).
+     */
+    public void beforeMutation(
+            String gatewayId, MutationHook hook, SandboxRef ref, MutationHook.Operation operation, String backendId) {
+        locks(gatewayId).beforeMutation(hook, ref, operation, backendId);
     }
 
     /**

@@ -2,6 +2,10 @@ package dev.sandgate.driver.reference;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.PollingWatch;
+import dev.sandgate.driver.toolkit.SnapshotDiff;
+import dev.sandgate.spi.SandboxEvent;
+import dev.sandgate.spi.SandboxObservation;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -32,17 +36,33 @@ import java.util.function.Function;
  * older version, so the next look reads it again rather than missing the change. {@link #changed} may be called from
  * any thread; everything else from the subscription's one thread.
  */
-final class IncrementalScan implements DirectoryWatch.Scanner {
+final class IncrementalScan {
+    /** One sandbox as a scan saw it: the resource incarnation and what the driver observed of it. */
+    record Seen(String backendId, SandboxObservation observation) {
+        Seen {
+            requireNonNull(backendId, "backendId is null");
+            requireNonNull(observation, "observation is null");
+        }
+    }
+
+    /** The sandboxes whose observation changed, and the last observation of those that vanished. */
+    record Delta(List<Seen> changed, List<Seen> removed) {
+        Delta {
+            changed = List.copyOf(changed);
+            removed = List.copyOf(removed);
+        }
+    }
+
     /**
      * One record as the last look left it: its version and what the driver made of it. Not its file's path, which a
      * look builds again from the key: kept for every record, the paths held about 1.5 MiB of heap with 13,000 records
      * (the gateway benchmark's live heap after a full collection: 30 to 31 MiB without them, 31 to 32 with).
      */
-    private record Entry(DirectoryBackend.Version version, Optional<DirectoryWatch.Seen> seen) {}
+    private record Entry(DirectoryBackend.Version version, Optional<Seen> seen) {}
 
     private final DirectoryBackend backend;
     private final String gatewayId;
-    private final Function<StoredResource, Optional<DirectoryWatch.Seen>> toSeen;
+    private final Function<StoredResource, Optional<Seen>> toSeen;
     private final int sweepEvery;
     /** Every how many rounds of {@code sweepEvery} scans a round rereads the records it looks at. */
     private final int fullRounds;
@@ -68,7 +88,7 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     IncrementalScan(
             DirectoryBackend backend,
             String gatewayId,
-            Function<StoredResource, Optional<DirectoryWatch.Seen>> toSeen,
+            Function<StoredResource, Optional<Seen>> toSeen,
             int sweepEvery,
             int fullEvery) {
         this.backend = requireNonNull(backend, "backend is null");
@@ -85,8 +105,8 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     /** A record as the driver wrote it, and its version once written. */
     private record Written(DirectoryBackend.Version version, StoredResource resource) {}
 
-    @Override
-    public void changed(String key) {
+    /** The driver changed the record under {@code key}: the next scan looks at it. Any thread. */
+    void changed(String key) {
         written.remove(requireNonNull(key, "key is null"));
         marked.add(key);
     }
@@ -96,8 +116,7 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
      * written it, and a scan would read back what it wrote. Saves its open, read and close (five of six system calls)
      * on every lifecycle change; a record changed behind the driver's back has another version and is read.
      */
-    @Override
-    public void wrote(String key, DirectoryBackend.Version version, StoredResource resource) {
+    void wrote(String key, DirectoryBackend.Version version, StoredResource resource) {
         requireNonNull(key, "key is null");
         written.put(
                 key,
@@ -105,13 +124,13 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
         marked.add(key);
     }
 
-    @Override
-    public Map<String, DirectoryWatch.Seen> first() {
+    /** Every sandbox there is now. */
+    Map<String, Seen> first() {
         scans = 0;
         drainMarked(); // every record is read now; a key marked from now on is looked at by the next scan
         written.clear();
         known = new HashMap<>();
-        var seen = new HashMap<String, DirectoryWatch.Seen>();
+        var seen = new HashMap<String, Seen>();
         for (String key : backend.keys(gatewayId)) {
             Entry entry = look(key, null, true);
             if (entry != null) {
@@ -122,14 +141,14 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
         return seen;
     }
 
-    @Override
-    public DirectoryWatch.Delta next() {
+    /** What changed since the previous scan. */
+    Delta next() {
         scans++;
         int slice = (int) ((scans - 1) % sweepEvery);
         long round = (scans - 1) / sweepEvery + 1;
         boolean reread = round % fullRounds == 0;
-        var changed = new ArrayList<DirectoryWatch.Seen>();
-        var removed = new ArrayList<DirectoryWatch.Seen>();
+        var changed = new ArrayList<Seen>();
+        var removed = new ArrayList<Seen>();
         var looked = new HashSet<String>();
         if (slice == 0) {
             // A new round: what was added or removed behind this driver's back.
@@ -162,15 +181,14 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
         for (String key : mine) {
             lookAt(key, reread, changed, removed);
         }
-        return new DirectoryWatch.Delta(changed, removed);
+        return new Delta(changed, removed);
     }
 
     private boolean inSlice(String key, int slice) {
         return Math.floorMod(key.hashCode(), sweepEvery) == slice;
     }
 
-    private void lookAt(
-            String key, boolean reread, List<DirectoryWatch.Seen> changed, List<DirectoryWatch.Seen> removed) {
+    private void lookAt(String key, boolean reread, List<Seen> changed, List<Seen> removed) {
         Entry before = known.get(key);
         Entry after = look(key, before, reread);
         if (after == null) {
@@ -215,13 +233,12 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     }
 
     /** What the watch delivers for one record going from {@code before} to {@code after} (null: absent). */
-    private static void compare(
-            Entry before, Entry after, List<DirectoryWatch.Seen> changed, List<DirectoryWatch.Seen> removed) {
+    private static void compare(Entry before, Entry after, List<Seen> changed, List<Seen> removed) {
         if (before == after) {
             return;
         }
-        Optional<DirectoryWatch.Seen> was = before == null ? Optional.empty() : before.seen();
-        Optional<DirectoryWatch.Seen> is = after == null ? Optional.empty() : after.seen();
+        Optional<Seen> was = before == null ? Optional.empty() : before.seen();
+        Optional<Seen> is = after == null ? Optional.empty() : after.seen();
         if (is.isPresent()) {
             if (!is.equals(was)) {
                 changed.add(is.get());
@@ -244,5 +261,26 @@ final class IncrementalScan implements DirectoryWatch.Scanner {
     /** How many records the scans have looked at (a stat each) so far (for tests). */
     long looks() {
         return looks;
+    }
+
+    /** This scan as a watch's poller: each delta as snapshots of the changed sandboxes and deletions of the vanished. */
+    PollingWatch.Poller poller() {
+        return new PollingWatch.Poller() {
+            @Override
+            public List<SandboxEvent> first() {
+                return SnapshotDiff.events(
+                        observations(IncrementalScan.this.first().values()), List.of());
+            }
+
+            @Override
+            public List<SandboxEvent> next() {
+                Delta delta = IncrementalScan.this.next();
+                return SnapshotDiff.events(observations(delta.changed()), observations(delta.removed()));
+            }
+        };
+    }
+
+    private static List<SandboxObservation> observations(Collection<Seen> seen) {
+        return seen.stream().map(Seen::observation).toList();
     }
 }

@@ -2,6 +2,9 @@ package dev.sandgate.driver.reference;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.Identity;
+import dev.sandgate.driver.toolkit.PollingWatch;
+import dev.sandgate.driver.toolkit.StartDecision;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.CreateResult;
 import dev.sandgate.spi.DeleteResult;
@@ -11,7 +14,6 @@ import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
-import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
@@ -43,6 +45,12 @@ import java.util.function.Supplier;
  * verifies its stamps against the request, decides, and, if it must change something, calls the {@link MutationHook}
  * with the resource's backend id, then takes the sandbox's lock, reads it again and goes on only if the backend id is
  * still the one it verified: a resource replaced meanwhile is never touched (ABORTED, or NOT_FOUND if it is gone).
+ *
+ * <p>This is the driver to copy when writing one. The rules themselves come from the driver toolkit, so that a
+ * driver only says where its backend keeps things: {@link StartDecision} decides a start, {@link Identity} checks a
+ * resource's stamps, a name's holder, the incarnation and the expected generation, the backend's {@link
+ * dev.sandgate.driver.toolkit.SlotLocks} serialize the operations on one sandbox (and refuse to call the mutation hook
+ * under the lock: a hook may wait on the same sandbox), and {@link PollingWatch} delivers the watch.
  */
 final class ReferenceDriver implements ComputeDriver {
     private static final System.Logger LOG = System.getLogger(ReferenceDriver.class.getName());
@@ -65,7 +73,7 @@ final class ReferenceDriver implements ComputeDriver {
     private final MutationHook mutationHook;
     private final DriverCapabilities capabilities;
     private final Duration watchInterval;
-    private final Set<DirectoryWatch> watches = ConcurrentHashMap.newKeySet();
+    private final Set<Subscription> watches = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     ReferenceDriver(DirectoryBackend backend, ReferenceSettings settings, DriverContext context) {
@@ -111,10 +119,7 @@ final class ReferenceDriver implements ComputeDriver {
                 }
                 throw DriverException.alreadyExists(ref, launch, generation, digest);
             }
-            Optional<String> holder = nameHolder(ref);
-            if (holder.isPresent()) {
-                throw DriverException.sandboxIdMismatch(ref, holder.get());
-            }
+            Identity.requireNameFree(ref, nameHolder(ref));
             var stamps = new TreeMap<>(spec.labels());
             stamps.putAll(managedStamps(ref, launch));
             var resource = new StoredResource(
@@ -141,7 +146,7 @@ final class ReferenceDriver implements ComputeDriver {
     public List<SandboxObservation> list() {
         requireOpen();
         return boundary(() -> List.copyOf(
-                scan().values().stream().map(DirectoryWatch.Seen::observation).toList()));
+                scan().values().stream().map(IncrementalScan.Seen::observation).toList()));
     }
 
     @Override
@@ -152,13 +157,13 @@ final class ReferenceDriver implements ComputeDriver {
         capabilities.requireEnforceable(launch.policy());
         return boundary(() -> {
             StoredResource resolved = resolve(ref);
-            if (!mustLaunch(ref, resolved, launch)) {
+            if (!decide(ref, resolved, launch).launches()) {
                 return new StartResult(observe(resolved), false);
             }
-            mutationHook.beforeMutation(ref, MutationHook.Operation.START, resolved.backendId());
+            beforeMutation(ref, MutationHook.Operation.START, resolved);
             return backend.locked(gatewayId, ref.id(), () -> {
                 StoredResource current = sameIncarnation(ref, resolved);
-                if (!mustLaunch(ref, current, launch)) {
+                if (!decide(ref, current, launch).launches()) {
                     return new StartResult(observe(current), false);
                 }
                 storedSpec(ref); // a launch needs the spec kept at create
@@ -185,7 +190,7 @@ final class ReferenceDriver implements ComputeDriver {
             if (!resolved.running()) {
                 return new StopResult(observe(resolved), false);
             }
-            mutationHook.beforeMutation(ref, MutationHook.Operation.STOP, resolved.backendId());
+            beforeMutation(ref, MutationHook.Operation.STOP, resolved);
             return backend.locked(gatewayId, ref.id(), () -> {
                 StoredResource current = sameIncarnation(ref, resolved);
                 requireExpectedGeneration(ref, current, expectedGeneration);
@@ -212,7 +217,7 @@ final class ReferenceDriver implements ComputeDriver {
             }
             StoredResource resolved = verified(ref, found.get());
             requireExpectedGeneration(ref, resolved, expectedGeneration);
-            mutationHook.beforeMutation(ref, MutationHook.Operation.DELETE, resolved.backendId());
+            beforeMutation(ref, MutationHook.Operation.DELETE, resolved);
             return backend.locked(gatewayId, ref.id(), () -> {
                 Optional<StoredResource> now = backend.read(gatewayId, ref.id());
                 if (now.isEmpty()) {
@@ -233,38 +238,52 @@ final class ReferenceDriver implements ComputeDriver {
         requireNonNull(watcher, "watcher is null");
         requireOpen();
         var scan = new IncrementalScan(backend, gatewayId, this::seen, SWEEP_EVERY, FULL_SCAN_EVERY);
-        var watch = new DirectoryWatch(
-                "sandgate-reference-watch-" + gatewayId, scan, watcher, watchInterval, watches::remove);
-        watches.add(watch);
-        watch.start();
-        return watch;
+        var subscription = new Subscription[1];
+        PollingWatch watch = new PollingWatch(
+                "sandgate-reference-watch-" + gatewayId,
+                watchInterval,
+                scan.poller(),
+                watcher,
+                ReferenceDriver::watchFailure,
+                () -> watches.remove(subscription[0]));
+        subscription[0] = new Subscription(watch, scan);
+        watches.add(subscription[0]);
+        return watch.start();
     }
+
+    /** A watch and its scan, which learns from this driver what it wrote. */
+    private record Subscription(PollingWatch watch, IncrementalScan scan) {}
 
     @Override
     public void close() {
         closed = true;
-        for (DirectoryWatch watch : List.copyOf(watches)) {
-            watch.close();
+        for (Subscription subscription : List.copyOf(watches)) {
+            subscription.watch().close();
         }
     }
 
     /** Tells every watch that this driver wrote {@code resource}, which had {@code version} once written. */
     private void wrote(StoredResource resource, DirectoryBackend.Version version) {
-        for (DirectoryWatch watch : watches) {
-            watch.wrote(resource.key(), version, resource);
+        for (Subscription subscription : watches) {
+            subscription.scan().wrote(resource.key(), version, resource);
         }
     }
 
     /** Tells every watch that this driver changed the record under {@code key}. */
     private void changed(String key) {
-        for (DirectoryWatch watch : watches) {
-            watch.changed(key);
+        for (Subscription subscription : watches) {
+            subscription.scan().changed(key);
         }
     }
 
+    /** The mutation hook, called without the sandbox's lock (the hook may wait on the sandbox). */
+    private void beforeMutation(SandboxRef ref, MutationHook.Operation operation, StoredResource resolved) {
+        backend.beforeMutation(gatewayId, mutationHook, ref, operation, resolved.backendId());
+    }
+
     /** Every resource of this gateway that is a sandbox: stored under its own id and stamped by this gateway. */
-    private Map<String, DirectoryWatch.Seen> scan() {
-        var seen = new HashMap<String, DirectoryWatch.Seen>();
+    private Map<String, IncrementalScan.Seen> scan() {
+        var seen = new HashMap<String, IncrementalScan.Seen>();
         for (StoredResource resource : backend.list(gatewayId)) {
             seen(resource).ifPresent(s -> seen.put(resource.key(), s));
         }
@@ -272,7 +291,7 @@ final class ReferenceDriver implements ComputeDriver {
     }
 
     /** What a watch sees of {@code resource}: empty unless it is one of this gateway's sandboxes. */
-    private Optional<DirectoryWatch.Seen> seen(StoredResource resource) {
+    private Optional<IncrementalScan.Seen> seen(StoredResource resource) {
         if (!resource.key().equals(resource.label(Labels.SANDBOX_ID))
                 || !gatewayId.equals(resource.label(Labels.GATEWAY_ID))) {
             return Optional.empty(); // not a sandbox of this gateway's layout
@@ -282,7 +301,7 @@ final class ReferenceDriver implements ComputeDriver {
             LOG.log(Level.WARNING, "skipping resource {0}: malformed identity or generation stamps", resource.key());
             return Optional.empty();
         }
-        return Optional.of(new DirectoryWatch.Seen(resource.backendId(), observe(resource)));
+        return Optional.of(new IncrementalScan.Seen(resource.backendId(), observe(resource)));
     }
 
     /**
@@ -305,26 +324,15 @@ final class ReferenceDriver implements ComputeDriver {
 
     /** Checks that the resource stored under {@code ref.id()} is that sandbox, of this gateway, at that locator. */
     private StoredResource verified(SandboxRef ref, StoredResource resource) {
-        String stampedId = resource.label(Labels.SANDBOX_ID);
-        if (!ref.id().equals(stampedId)) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "the resource stored for sandbox " + ref.id() + " carries sandbox id " + stampedId,
-                    List.of(new Mismatch(Mismatch.SANDBOX_ID, ref.id(), String.valueOf(stampedId))),
-                    null);
-        }
-        if (!gatewayId.equals(resource.label(Labels.GATEWAY_ID))) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "the resource stored for sandbox " + ref.id() + " is not stamped by gateway " + gatewayId,
-                    List.of(new Mismatch("gateway_id", gatewayId, String.valueOf(resource.label(Labels.GATEWAY_ID)))),
-                    null);
-        }
-        String workspace = resource.label(Labels.WORKSPACE);
-        String name = resource.label(Labels.NAME);
-        if (!ref.workspace().equals(workspace) || !ref.name().equals(name)) {
-            throw DriverException.identityMismatch(ref, String.valueOf(workspace), String.valueOf(name));
-        }
+        Identity.requireStamps(
+                ref,
+                gatewayId,
+                "the resource stored for sandbox " + ref.id(),
+                new Identity.Stamps(
+                        resource.label(Labels.SANDBOX_ID),
+                        resource.label(Labels.GATEWAY_ID),
+                        resource.label(Labels.WORKSPACE),
+                        resource.label(Labels.NAME)));
         return resource;
     }
 
@@ -335,40 +343,23 @@ final class ReferenceDriver implements ComputeDriver {
     }
 
     private StoredResource requireSameIncarnation(SandboxRef ref, StoredResource resolved, StoredResource now) {
-        if (!now.backendId().equals(resolved.backendId())) {
-            throw DriverException.replaced(ref, resolved.backendId(), "mutation");
-        }
+        Identity.requireSameIncarnation(ref, resolved.backendId(), now.backendId());
         return verified(ref, now);
     }
 
-    /** The Start(G) rules: true to launch, false if already running at G; FAILED_PRECONDITION or UNSUPPORTED else. */
-    private boolean mustLaunch(SandboxRef ref, StoredResource resource, LaunchInput launch) {
-        long current = generation(resource);
-        String currentDigest = resource.label(Labels.POLICY_DIGEST);
-        String digest = launch.policy().digest();
-        if (current == launch.generation()) {
-            if (!digest.equals(currentDigest)) {
-                throw DriverException.policyDigestMismatch(ref, digest, currentDigest);
-            }
-            return !resource.running();
-        }
-        if (current > launch.generation() || resource.running()) {
-            throw DriverException.launchRefused(ref, launch.generation(), current);
-        }
-        if (!capabilities.launchPolicyOnStart() && !digest.equals(currentDigest)) {
-            throw new DriverException(
-                    DriverErrorCode.UNSUPPORTED,
-                    "this driver cannot launch sandbox " + ref.id() + " with another policy than its previous"
-                            + " execution had");
-        }
-        return true;
+    /** The Start(G) rules over what {@code resource} carries. */
+    private StartDecision decide(SandboxRef ref, StoredResource resource, LaunchInput launch) {
+        return StartDecision.decide(
+                ref,
+                launch,
+                generation(resource),
+                resource.label(Labels.POLICY_DIGEST),
+                resource.running(),
+                capabilities.launchPolicyOnStart());
     }
 
-    private void requireExpectedGeneration(SandboxRef ref, StoredResource resource, OptionalLong expected) {
-        long actual = generation(resource);
-        if (expected.isPresent() && expected.getAsLong() != actual) {
-            throw DriverException.generationMismatch(ref, expected.getAsLong(), actual);
-        }
+    private static void requireExpectedGeneration(SandboxRef ref, StoredResource resource, OptionalLong expected) {
+        Identity.requireExpectedGeneration(ref, expected, generation(resource));
     }
 
     private SandboxSpec storedSpec(SandboxRef ref) {
@@ -421,6 +412,13 @@ final class ReferenceDriver implements ComputeDriver {
         if (closed) {
             throw new DriverException(DriverErrorCode.UNAVAILABLE, "the reference driver is closed");
         }
+    }
+
+    /** What a watch's failed scan tells the watcher: a file system failure is UNAVAILABLE, anything else INTERNAL. */
+    private static DriverException watchFailure(RuntimeException e) {
+        return e instanceof UncheckedIOException || e instanceof IllegalStateException
+                ? new DriverException(DriverErrorCode.UNAVAILABLE, "cannot read the reference directory", e)
+                : new DriverException(DriverErrorCode.INTERNAL, "the reference watch failed: " + e.getMessage(), e);
     }
 
     /** Maps file system failures to UNAVAILABLE and unreadable records to INTERNAL, once, at the SPI boundary. */

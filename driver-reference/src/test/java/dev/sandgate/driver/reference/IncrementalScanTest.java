@@ -21,11 +21,11 @@ class IncrementalScanTest {
     Path root;
 
     /** What the scan makes of a record: its state, so a state change is a different Seen. */
-    private static Optional<DirectoryWatch.Seen> seen(StoredResource resource) {
+    private static Optional<IncrementalScan.Seen> seen(StoredResource resource) {
         SandboxState state = resource.running() ? SandboxState.RUNNING : SandboxState.STOPPED;
         var ref = new SandboxRef("8a4d6f3e-5b1c-4f2a-9e7d-1c2b3a4d5e6f", "ws", resource.key());
-        return Optional.of(
-                new DirectoryWatch.Seen(resource.backendId(), new SandboxObservation(ref, 1, state, "", Map.of(), "")));
+        return Optional.of(new IncrementalScan.Seen(
+                resource.backendId(), new SandboxObservation(ref, 1, state, "", Map.of(), "")));
     }
 
     private static StoredResource resource(String key, StoredResource.State state) {
@@ -53,7 +53,7 @@ class IncrementalScanTest {
         }
     }
 
-    private static List<String> keys(List<DirectoryWatch.Seen> seen) {
+    private static List<String> keys(List<IncrementalScan.Seen> seen) {
         return seen.stream()
                 .map(s -> s.backendId().substring("backend-".length()))
                 .toList();
@@ -69,7 +69,7 @@ class IncrementalScanTest {
         assertThat(scan.reads()).isEqualTo(20);
 
         replace(backend, "s7", StoredResource.State.STOPPED);
-        DirectoryWatch.Delta second = scan.next();
+        IncrementalScan.Delta second = scan.next();
 
         assertThat(scan.reads()).isEqualTo(21);
         assertThat(keys(second.changed())).containsExactly("s7");
@@ -90,7 +90,7 @@ class IncrementalScanTest {
             replace(backend, "one", state);
         }
 
-        DirectoryWatch.Delta delta = scan.next();
+        IncrementalScan.Delta delta = scan.next();
         assertThat(delta.changed())
                 .singleElement()
                 .satisfies(seen -> assertThat(seen.observation().state()).isEqualTo(SandboxState.STOPPED));
@@ -106,7 +106,7 @@ class IncrementalScanTest {
         backend.locked(GATEWAY, "old", () -> backend.remove(GATEWAY, "old"));
         insert(backend, "new");
 
-        DirectoryWatch.Delta delta = scan.next();
+        IncrementalScan.Delta delta = scan.next();
         assertThat(keys(delta.changed())).containsExactly("new");
         assertThat(keys(delta.removed())).containsExactly("old");
     }
@@ -144,7 +144,7 @@ class IncrementalScanTest {
         replace(backend, "s5", StoredResource.State.STOPPED); // behind the driver's back: not marked
         replace(backend, "s6", StoredResource.State.STOPPED);
         scan.changed("s6");
-        DirectoryWatch.Delta first = scan.next();
+        IncrementalScan.Delta first = scan.next();
         var seen = new ArrayList<>(keys(first.changed()));
         seen.addAll(keys(scan.next().changed()));
         seen.addAll(keys(scan.next().changed()));
@@ -218,7 +218,7 @@ class IncrementalScanTest {
         long reads = scan.reads();
 
         replaceTelling(backend, scan, "s1", StoredResource.State.STOPPED);
-        DirectoryWatch.Delta delta = scan.next();
+        IncrementalScan.Delta delta = scan.next();
 
         assertThat(keys(delta.changed())).containsExactly("s1");
         assertThat(delta.changed().getFirst().observation().state()).isEqualTo(SandboxState.STOPPED);
@@ -237,7 +237,7 @@ class IncrementalScanTest {
         replaceTelling(backend, scan, "raced", StoredResource.State.STOPPED);
         // Another process writes the same record before the scan looks: another file, so another version.
         replace(new DirectoryBackend(root), "raced", StoredResource.State.RUNNING);
-        DirectoryWatch.Delta delta = scan.next();
+        IncrementalScan.Delta delta = scan.next();
 
         assertThat(scan.told()).isZero();
         assertThat(scan.reads()).isEqualTo(reads + 1);
@@ -256,7 +256,7 @@ class IncrementalScanTest {
         replaceTelling(backend, scan, "brief", StoredResource.State.STOPPED);
         backend.locked(GATEWAY, "brief", () -> backend.remove(GATEWAY, "brief"));
         scan.changed("brief");
-        DirectoryWatch.Delta delta = scan.next();
+        IncrementalScan.Delta delta = scan.next();
 
         assertThat(delta.changed()).isEmpty();
         assertThat(keys(delta.removed())).containsExactly("brief");
@@ -287,7 +287,7 @@ class IncrementalScanTest {
         scan.first();
 
         scan.changed("same");
-        DirectoryWatch.Delta delta = scan.next();
+        IncrementalScan.Delta delta = scan.next();
 
         assertThat(delta.changed()).isEmpty();
         assertThat(delta.removed()).isEmpty();
@@ -317,7 +317,7 @@ class IncrementalScanTest {
         var scan = new IncrementalScan(backend, GATEWAY, resource -> Optional.empty(), 1, 1_000);
 
         assertThat(scan.first()).isEmpty();
-        DirectoryWatch.Delta delta = scan.next();
+        IncrementalScan.Delta delta = scan.next();
         assertThat(delta.changed()).isEmpty();
         assertThat(delta.removed()).isEmpty();
         assertThat(scan.reads()).isEqualTo(1);

@@ -47,6 +47,7 @@ import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
+import java.time.Duration;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.UUID;
@@ -67,6 +68,9 @@ import java.util.function.Supplier;
  * reconnects at the next call.
  */
 final class RemoteComputeDriver implements ComputeDriver {
+    /** How much later than the call timeout a mutating call's wire deadline is (see {@link #async()}). */
+    private static final Duration WIRE_DEADLINE_GRACE = Duration.ofSeconds(1);
+
     private final RemoteSettings settings;
     private final ManagedChannel channel;
     private final DriverContext context;
@@ -232,9 +236,14 @@ final class RemoteComputeDriver implements ComputeDriver {
                 .withDeadlineAfter(settings.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
     }
 
+    /**
+     * The stub of a mutating call. Its wire deadline is a little later than the call timeout, so that the caller's own
+     * wait ends first and says which operation got no answer in how long.
+     */
     private ComputeDriverGrpc.ComputeDriverStub async() {
         return ComputeDriverGrpc.newStub(channel)
-                .withDeadlineAfter(settings.callTimeout().toMillis(), TimeUnit.MILLISECONDS);
+                .withDeadlineAfter(
+                        settings.callTimeout().plus(WIRE_DEADLINE_GRACE).toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private static MutationAcknowledgement ack(long sequence) {
@@ -271,7 +280,9 @@ final class RemoteComputeDriver implements ComputeDriver {
     /**
      * One mutating call (see "THE MUTATION HOOK" in driver.proto): sends the request, runs the hook for each
      * announcement on this thread and acknowledges it, returns the response. If the hook throws, the call is
-     * cancelled (the driver's hook call fails, the driver mutates nothing) and the hook's exception is rethrown.
+     * cancelled (the driver's hook call fails, the driver mutates nothing) and the hook's exception is rethrown. The
+     * whole call, hooks included, has the call timeout: a driver that never answers is DEADLINE_EXCEEDED naming the
+     * operation and the timeout, and the call is cancelled, never an endless wait.
      */
     private <C, R, T> T mutation(
             String what,
@@ -281,6 +292,7 @@ final class RemoteComputeDriver implements ComputeDriver {
             Function<R, MutationAnnouncement> announcementOf,
             Function<R, T> resultOf) {
         requireOpen();
+        long deadline = System.nanoTime() + settings.callTimeout().toNanos();
         var replies = new LinkedBlockingQueue<Object>();
         var observer = new ClientResponseObserver<C, R>() {
             @Override
@@ -305,7 +317,16 @@ final class RemoteComputeDriver implements ComputeDriver {
         requests.onNext(request);
         try {
             while (true) {
-                Object next = replies.take();
+                Object next = replies.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                if (next == null) {
+                    requests.onError(Status.CANCELLED
+                            .withDescription(what + " got no answer within the call timeout")
+                            .asRuntimeException());
+                    throw new DriverException(
+                            DriverErrorCode.DEADLINE_EXCEEDED,
+                            "remote driver at " + settings.target() + ": " + what + " got no answer within "
+                                    + settings.callTimeout() + " (" + RemoteSettings.CALL_TIMEOUT + ")");
+                }
                 if (next instanceof Failed failed) {
                     throw failure(failed.failure(), what);
                 }

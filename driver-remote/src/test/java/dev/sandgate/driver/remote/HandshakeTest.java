@@ -11,17 +11,9 @@ import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
-import io.grpc.Server;
-import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -34,37 +26,25 @@ class HandshakeTest {
     Path directory;
 
     private final AtomicReference<HandshakeResponse> answer = new AtomicReference<>();
-    private EventLoopGroup group;
-    private Server server;
+    private FakeDriverServer server;
 
     @AfterEach
     void stop() {
         if (server != null) {
-            server.shutdownNow();
-        }
-        if (group != null) {
-            group.shutdownGracefully();
+            server.close();
         }
     }
 
     private DriverConfig serve(String permissions) throws IOException {
-        Path socket = directory.resolve("driver.sock");
-        group = new EpollEventLoopGroup(1);
-        server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
-                .channelType(EpollServerDomainSocketChannel.class)
-                .bossEventLoopGroup(group)
-                .workerEventLoopGroup(group)
-                .addService(new ComputeDriverGrpc.ComputeDriverImplBase() {
+        server = FakeDriverServer.serve(
+                directory.resolve("driver.sock"), permissions, new ComputeDriverGrpc.ComputeDriverImplBase() {
                     @Override
                     public void handshake(HandshakeRequest request, StreamObserver<HandshakeResponse> responses) {
                         responses.onNext(answer.get());
                         responses.onCompleted();
                     }
-                })
-                .build()
-                .start();
-        Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString(permissions));
-        return DriverConfig.EMPTY.with(RemoteSettings.TARGET, "unix://" + socket);
+                });
+        return server.config();
     }
 
     private static HandshakeResponse.Builder fine() {

@@ -2,6 +2,7 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.Backoff;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.LaunchInput;
@@ -188,7 +189,7 @@ final class Qemu {
                     DriverErrorCode.UNAVAILABLE, "cannot start " + settings.qemu() + ": " + e.getMessage(), e);
         }
         long deadline = System.nanoTime() + settings.launchTimeout().toNanos();
-        var poll = new Backoff();
+        var poll = backoff();
         Optional<ProcessIdentity> identity = Optional.empty();
         while (true) {
             if (identity.isEmpty()) {
@@ -213,7 +214,7 @@ final class Qemu {
                         DriverErrorCode.DEADLINE_EXCEEDED,
                         "QEMU did not answer on its QMP socket within " + settings.launchTimeout());
             }
-            poll.pause();
+            poll.pause("QEMU");
         }
     }
 
@@ -294,12 +295,12 @@ final class Qemu {
     /** Polls until {@code process} has exited; false if it still runs after {@code timeout}. */
     static boolean awaitExit(ProcessIdentity process, Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
-        var poll = new Backoff();
+        var poll = backoff();
         while (process.alive()) {
             if (System.nanoTime() - deadline > 0) {
                 return false;
             }
-            poll.pause();
+            poll.pause("QEMU");
         }
         return true;
     }
@@ -341,17 +342,7 @@ final class Qemu {
     }
 
     /** Sleeps 5 ms, doubling up to 100 ms: for polling a process or a file with a deadline. */
-    static final class Backoff {
-        private long millis = 5;
-
-        void pause() {
-            try {
-                Thread.sleep(millis);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new DriverException(DriverErrorCode.UNAVAILABLE, "interrupted while waiting for QEMU", e);
-            }
-            millis = Math.min(millis * 2, 100);
-        }
+    static Backoff backoff() {
+        return new Backoff(Duration.ofMillis(5), Duration.ofMillis(100));
     }
 }

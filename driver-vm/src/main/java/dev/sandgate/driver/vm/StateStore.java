@@ -2,10 +2,11 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.SlotLocks;
+import dev.sandgate.spi.MutationHook;
+import dev.sandgate.spi.SandboxRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryNotEmptyException;
 import java.nio.file.DirectoryStream;
@@ -23,10 +24,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -233,7 +230,20 @@ final class StateStore {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot create " + gatewayDirectory(gatewayId), e);
         }
-        return SlotLocks.of(gatewayDirectory(gatewayId).resolve(LOCKS)).locked(sandboxId, action);
+        return locks(gatewayId).locked(sandboxId, action);
+    }
+
+    /**
+     * Calls {@code hook} before a mutation of {@code ref}'s VM {@code backendId}, which the caller must do without
+     * the lock of {@code ref.id()} ({@link SlotLocks#beforeMutation}).
+     */
+    void beforeMutation(
+            String gatewayId, MutationHook hook, SandboxRef ref, MutationHook.Operation operation, String backendId) {
+        locks(gatewayId).beforeMutation(hook, ref, operation, backendId);
+    }
+
+    private SlotLocks locks(String gatewayId) {
+        return SlotLocks.of(gatewayDirectory(gatewayId).resolve(LOCKS));
     }
 
     static void deleteTree(Path tree) {
@@ -264,95 +274,6 @@ final class StateStore {
             return Optional.empty();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + sandboxDirectory.resolve(RECORD), e);
-        }
-    }
-
-    /**
-     * Mutual exclusion per sandbox id within this JVM and across processes sharing a gateway directory: an id hashes
-     * to one of {@value #SLOTS} one-byte regions of the lock file, locked with {@link FileChannel#tryLock} after a
-     * {@link ReentrantLock} per slot (file locks belong to the process, so two threads must never ask for the same
-     * region). Ids that share a slot serialize with each other, which costs little at this scale.
-     */
-    private static final class SlotLocks {
-        static final int SLOTS = 256;
-        private static final ConcurrentHashMap<Path, SlotLocks> BY_FILE = new ConcurrentHashMap<>();
-        private static final long MAX_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
-
-        private final Path file;
-        private final ReentrantLock[] slots = new ReentrantLock[SLOTS];
-        private FileChannel channel;
-
-        private SlotLocks(Path file) {
-            this.file = file;
-            for (int i = 0; i < SLOTS; i++) {
-                slots[i] = new ReentrantLock();
-            }
-        }
-
-        static SlotLocks of(Path file) {
-            return BY_FILE.computeIfAbsent(file, SlotLocks::new);
-        }
-
-        <T> T locked(String key, Supplier<T> action) {
-            int slot = Math.floorMod(key.hashCode(), SLOTS);
-            ReentrantLock lock = slots[slot];
-            lock.lock();
-            try {
-                if (lock.getHoldCount() > 1) {
-                    return action.get(); // this thread holds the slot already, file region included
-                }
-                FileLock region = acquire(slot);
-                try {
-                    return action.get();
-                } finally {
-                    release(region);
-                }
-            } finally {
-                lock.unlock();
-            }
-        }
-
-        private FileLock acquire(int slot) {
-            // An interrupted thread must not touch the channel: an interrupt closes it (and drops every region).
-            boolean interrupted = Thread.interrupted();
-            try {
-                long backoff = TimeUnit.MICROSECONDS.toNanos(100);
-                while (true) {
-                    FileLock region = channel().tryLock(slot, 1, false);
-                    if (region != null) {
-                        return region;
-                    }
-                    LockSupport.parkNanos(backoff); // another process holds the region for a short operation
-                    interrupted |= Thread.interrupted();
-                    backoff = Math.min(backoff * 2, MAX_BACKOFF_NANOS);
-                }
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot lock " + file, e);
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-
-        private void release(FileLock region) {
-            boolean interrupted = Thread.interrupted();
-            try {
-                region.release();
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot unlock " + file, e);
-            } finally {
-                if (interrupted) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        }
-
-        private synchronized FileChannel channel() throws IOException {
-            if (channel == null || !channel.isOpen()) {
-                channel = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-            }
-            return channel;
         }
     }
 }

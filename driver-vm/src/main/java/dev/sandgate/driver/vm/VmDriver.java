@@ -2,6 +2,10 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.Identity;
+import dev.sandgate.driver.toolkit.PollingWatch;
+import dev.sandgate.driver.toolkit.SnapshotDiff;
+import dev.sandgate.driver.toolkit.StartDecision;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.CreateResult;
 import dev.sandgate.spi.DeleteResult;
@@ -10,9 +14,9 @@ import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.LaunchInput;
-import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.PolicyField;
+import dev.sandgate.spi.SandboxEvent;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
@@ -47,6 +51,10 @@ import org.slf4j.LoggerFactory;
  * lock, reads the record again and goes on only if it is the same incarnation (else ABORTED: nothing is touched).
  * Processes are acted on only through the record's {@link ProcessIdentity} (pid and start time), so a VM replaced
  * behind the driver's back is never stopped or killed.
+ *
+ * <p>The rules come from the driver toolkit, as in the reference driver: {@link StartDecision}, {@link Identity}, the
+ * state store's slot locks (the mutation hook is called without them) and a {@link PollingWatch} over {@link
+ * SnapshotDiff}, which adds the guest's report lines as platform events.
  */
 final class VmDriver implements ComputeDriver {
     private static final Logger LOG = LoggerFactory.getLogger(VmDriver.class);
@@ -61,7 +69,7 @@ final class VmDriver implements ComputeDriver {
     private final String gatewayId;
     private final MutationHook mutationHook;
     private final DriverCapabilities capabilities = new DriverCapabilities(ENFORCEABLE, true, true);
-    private final Set<VmWatch> watches = ConcurrentHashMap.newKeySet();
+    private final Set<PollingWatch> watches = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
     VmDriver(VmSettings settings, StateStore store, DriverContext context) {
@@ -119,10 +127,7 @@ final class VmDriver implements ComputeDriver {
                 }
                 throw DriverException.alreadyExists(ref, launch, record.generation(), record.policyDigest());
             }
-            Optional<String> holder = nameHolder(ref);
-            if (holder.isPresent()) {
-                throw DriverException.sandboxIdMismatch(ref, holder.get());
-            }
+            Identity.requireNameFree(ref, nameHolder(ref));
             var record = new VmRecord(
                     UUID.randomUUID().toString(),
                     VmRecord.stamps(
@@ -188,14 +193,14 @@ final class VmDriver implements ComputeDriver {
         validateLaunch(launch);
         return boundary(() -> {
             VmRecord resolved = resolve(ref);
-            if (!mustLaunch(ref, resolved, launch)) {
+            if (!decide(ref, resolved, launch).launches()) {
                 return new StartResult(observe(resolved), false);
             }
             requireImage(ref, resolved);
-            mutationHook.beforeMutation(ref, MutationHook.Operation.START, resolved.backendId());
+            beforeMutation(ref, MutationHook.Operation.START, resolved);
             return store.locked(gatewayId, ref.id(), () -> {
                 VmRecord current = sameIncarnation(ref, resolved);
-                if (!mustLaunch(ref, current, launch)) {
+                if (!decide(ref, current, launch).launches()) {
                     return new StartResult(observe(current), false);
                 }
                 VmRecord launching = current.withLaunch(
@@ -225,7 +230,7 @@ final class VmDriver implements ComputeDriver {
             if (resolved.liveProcess().isEmpty()) {
                 return new StopResult(observe(resolved), false);
             }
-            mutationHook.beforeMutation(ref, MutationHook.Operation.STOP, resolved.backendId());
+            beforeMutation(ref, MutationHook.Operation.STOP, resolved);
             return store.locked(gatewayId, ref.id(), () -> {
                 VmRecord current = sameIncarnation(ref, resolved);
                 requireExpectedGeneration(ref, current, expectedGeneration);
@@ -257,7 +262,7 @@ final class VmDriver implements ComputeDriver {
             }
             VmRecord resolved = verified(ref, found.get());
             requireExpectedGeneration(ref, resolved, expectedGeneration);
-            mutationHook.beforeMutation(ref, MutationHook.Operation.DELETE, resolved.backendId());
+            beforeMutation(ref, MutationHook.Operation.DELETE, resolved);
             return store.locked(gatewayId, ref.id(), () -> {
                 Optional<VmRecord> now = store.read(gatewayId, ref.id());
                 if (now.isEmpty()) {
@@ -279,23 +284,55 @@ final class VmDriver implements ComputeDriver {
     public WatchSubscription watch(SandboxWatcher watcher) {
         requireNonNull(watcher, "watcher is null");
         requireOpen();
-        var holder = new VmWatch[1];
-        VmWatch watch = new VmWatch(
+        var diff = new SnapshotDiff<Sample>(Sample::observation, VmDriver::reportedSince);
+        var holder = new PollingWatch[1];
+        PollingWatch watch = new PollingWatch(
                 "sandgate-vm-watch-" + gatewayId,
-                () -> boundary(this::scan),
-                watcher,
                 settings.watchInterval(),
+                diff.poller(() -> boundary(this::scan)),
+                watcher,
+                e -> {
+                    LOG.error("the VM watch failed", e);
+                    return new DriverException(DriverErrorCode.INTERNAL, "the VM watch failed: " + e.getMessage(), e);
+                },
                 () -> watches.remove(holder[0]));
         holder[0] = watch;
         watches.add(watch);
-        watch.start();
-        return watch;
+        return watch.start();
+    }
+
+    /**
+     * The lines the guest of {@code now} reported since {@code before} was taken, as platform events: all of them for
+     * a new sandbox or another execution (another incarnation, process or generation), so that a report is only ever
+     * attributed to the execution that wrote it.
+     */
+    private static List<SandboxEvent> reportedSince(Sample before, Sample now) {
+        List<String> lines = now.report().lines();
+        boolean sameExecution = before != null
+                && before.backendId().equals(now.backendId())
+                && before.process().equals(now.process())
+                && before.observation().generation() == now.observation().generation();
+        int from = sameExecution ? Math.min(before.report().lines().size(), lines.size()) : 0;
+        SandboxObservation observation = now.observation();
+        var events = new ArrayList<SandboxEvent>();
+        for (String line : lines.subList(from, lines.size())) {
+            int space = line.indexOf(' ');
+            String type = "vm." + (space < 0 ? line : line.substring(0, space));
+            String message = space < 0 ? line : line.substring(space + 1);
+            events.add(new SandboxEvent.Platform(observation.ref(), observation.generation(), type, message));
+        }
+        return events;
     }
 
     @Override
     public void close() {
         closed = true;
-        List.copyOf(watches).forEach(VmWatch::close);
+        List.copyOf(watches).forEach(PollingWatch::close);
+    }
+
+    /** The mutation hook, called without the sandbox's lock (the hook may wait on the sandbox). */
+    private void beforeMutation(SandboxRef ref, MutationHook.Operation operation, VmRecord resolved) {
+        store.beforeMutation(gatewayId, mutationHook, ref, operation, resolved.backendId());
     }
 
     // ---- launching
@@ -340,20 +377,15 @@ final class VmDriver implements ComputeDriver {
         return image;
     }
 
-    /** The Start(G) rules: true to launch, false if already running at G; FAILED_PRECONDITION otherwise. */
-    private static boolean mustLaunch(SandboxRef ref, VmRecord record, LaunchInput launch) {
-        long current = record.generation();
-        boolean running = record.liveProcess().isPresent();
-        if (current == launch.generation()) {
-            if (!launch.policy().digest().equals(record.policyDigest())) {
-                throw DriverException.policyDigestMismatch(ref, launch.policy().digest(), record.policyDigest());
-            }
-            return !running;
-        }
-        if (current > launch.generation() || running) {
-            throw DriverException.launchRefused(ref, launch.generation(), current);
-        }
-        return true;
+    /** The Start(G) rules over what {@code record} carries. */
+    private static StartDecision decide(SandboxRef ref, VmRecord record, LaunchInput launch) {
+        return StartDecision.decide(
+                ref,
+                launch,
+                record.generation(),
+                record.policyDigest(),
+                record.liveProcess().isPresent(),
+                true);
     }
 
     // ---- identity
@@ -379,23 +411,11 @@ final class VmDriver implements ComputeDriver {
 
     /** Checks that the record stored under {@code ref.id()} is that sandbox, of this gateway, at that locator. */
     private VmRecord verified(SandboxRef ref, VmRecord record) {
-        if (!ref.id().equals(record.sandboxId())) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "the state directory of sandbox " + ref.id() + " carries sandbox id " + record.sandboxId(),
-                    List.of(new Mismatch(Mismatch.SANDBOX_ID, ref.id(), record.sandboxId())),
-                    null);
-        }
-        if (!gatewayId.equals(record.gatewayId())) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "the state directory of sandbox " + ref.id() + " is not stamped by gateway " + gatewayId,
-                    List.of(new Mismatch("gateway_id", gatewayId, record.gatewayId())),
-                    null);
-        }
-        if (!ref.workspace().equals(record.workspace()) || !ref.name().equals(record.name())) {
-            throw DriverException.identityMismatch(ref, record.workspace(), record.name());
-        }
+        Identity.requireStamps(
+                ref,
+                gatewayId,
+                "the state directory of sandbox " + ref.id(),
+                new Identity.Stamps(record.sandboxId(), record.gatewayId(), record.workspace(), record.name()));
         return record;
     }
 
@@ -406,16 +426,12 @@ final class VmDriver implements ComputeDriver {
     }
 
     private VmRecord requireSameIncarnation(SandboxRef ref, VmRecord resolved, VmRecord now) {
-        if (!now.backendId().equals(resolved.backendId())) {
-            throw DriverException.replaced(ref, resolved.backendId(), "mutation");
-        }
+        Identity.requireSameIncarnation(ref, resolved.backendId(), now.backendId());
         return verified(ref, now);
     }
 
     private static void requireExpectedGeneration(SandboxRef ref, VmRecord record, OptionalLong expected) {
-        if (expected.isPresent() && expected.getAsLong() != record.generation()) {
-            throw DriverException.generationMismatch(ref, expected.getAsLong(), record.generation());
-        }
+        Identity.requireExpectedGeneration(ref, expected, record.generation());
     }
 
     private Path directory(SandboxRef ref) {

@@ -1,4 +1,4 @@
-package dev.sandgate.driver.container;
+package dev.sandgate.driver.toolkit;
 
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
@@ -7,9 +7,15 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
 
-/** One lock per key (a sandbox id), created on demand and dropped when nobody holds or waits for it. */
-final class KeyedLocks {
+/**
+ * One lock per key (a sandbox id) within this JVM, created on demand and dropped when nobody holds or waits for it:
+ * for a driver whose backend serializes writers itself (an engine, an API server) and that only needs its own
+ * operations on one sandbox to take turns. A wait is bounded, so a stuck operation shows up as DEADLINE_EXCEEDED
+ * rather than as a pile of blocked calls. (A backend that is a shared directory needs {@link SlotLocks}.)
+ */
+public final class KeyedLocks {
     private final Map<String, Entry> entries = new HashMap<>();
 
     private static final class Entry {
@@ -18,7 +24,7 @@ final class KeyedLocks {
     }
 
     /** A held lock; closing it releases it. */
-    interface Held extends AutoCloseable {
+    public interface Held extends AutoCloseable {
         @Override
         void close();
     }
@@ -28,7 +34,7 @@ final class KeyedLocks {
      *
      * @throws DriverException DEADLINE_EXCEEDED if another operation holds the key for longer
      */
-    Held lock(String key, Duration timeout) {
+    public Held lock(String key, Duration timeout) {
         Entry entry;
         synchronized (entries) {
             entry = entries.computeIfAbsent(key, k -> new Entry());
@@ -54,7 +60,7 @@ final class KeyedLocks {
     }
 
     /** Runs {@code operation} holding the lock of {@code key} (see {@link #lock}). */
-    <T> T call(String key, Duration timeout, java.util.function.Supplier<T> operation) {
+    public <T> T call(String key, Duration timeout, Supplier<T> operation) {
         Held held = lock(key, timeout);
         try {
             return operation.get();
@@ -67,7 +73,7 @@ final class KeyedLocks {
      * Whether an operation holds the lock of {@code key} right now. A caller that is only waiting for it does not
      * count.
      */
-    boolean isHeld(String key) {
+    public boolean isHeld(String key) {
         synchronized (entries) {
             Entry entry = entries.get(key);
             return entry != null && entry.lock.isLocked();
@@ -75,7 +81,7 @@ final class KeyedLocks {
     }
 
     /** How many keys have a lock right now (for tests). */
-    int size() {
+    public int size() {
         synchronized (entries) {
             return entries.size();
         }

@@ -1,4 +1,4 @@
-package dev.sandgate.driver.container;
+package dev.sandgate.driver.toolkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
