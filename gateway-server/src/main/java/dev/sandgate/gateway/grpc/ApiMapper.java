@@ -34,6 +34,7 @@ import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
 import dev.sandgate.api.v1.WatchEventType;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
 import dev.sandgate.api.v1.WatchSandboxesResponse;
+import dev.sandgate.gateway.api.ApiMethod;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.Commands;
 import dev.sandgate.gateway.lifecycle.MutationReply;
@@ -103,7 +104,7 @@ public final class ApiMapper {
     // Requests -> commands
 
     public Commands.Create create(CreateSandboxRequest request) {
-        Commands.RequestMeta meta = meta("CreateSandbox", request.getRequestId(), request);
+        Commands.RequestMeta meta = meta(ApiMethod.CREATE_SANDBOX, request.getRequestId(), request);
         String workspace = dnsLabel("workspace", request.getWorkspace());
         String name = dnsLabel("name", request.getName());
         if (!request.hasSpec()) {
@@ -160,7 +161,7 @@ public final class ApiMapper {
     }
 
     public Commands.Stop stop(StopSandboxRequest request) {
-        Commands.RequestMeta meta = meta("StopSandbox", request.getRequestId(), request);
+        Commands.RequestMeta meta = meta(ApiMethod.STOP_SANDBOX, request.getRequestId(), request);
         Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
         Optional<Commands.Precondition> precondition =
                 request.hasPrecondition() ? Optional.of(precondition(request.getPrecondition())) : Optional.empty();
@@ -168,13 +169,13 @@ public final class ApiMapper {
     }
 
     public Commands.Start start(StartSandboxRequest request) {
-        Commands.RequestMeta meta = meta("StartSandbox", request.getRequestId(), request);
+        Commands.RequestMeta meta = meta(ApiMethod.START_SANDBOX, request.getRequestId(), request);
         return new Commands.Start(
                 meta, target(request.hasTarget() ? request.getTarget() : null), request.getWaitUntilReady());
     }
 
     public Commands.Delete delete(DeleteSandboxRequest request) {
-        Commands.RequestMeta meta = meta("DeleteSandbox", request.getRequestId(), request);
+        Commands.RequestMeta meta = meta(ApiMethod.DELETE_SANDBOX, request.getRequestId(), request);
         Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
         Optional<Commands.Precondition> precondition =
                 request.hasPrecondition() ? Optional.of(precondition(request.getPrecondition())) : Optional.empty();
@@ -182,7 +183,7 @@ public final class ApiMapper {
     }
 
     public Commands.UpdatePolicy updatePolicy(UpdateSandboxPolicyRequest request) {
-        Commands.RequestMeta meta = meta("UpdateSandboxPolicy", request.getRequestId(), request);
+        Commands.RequestMeta meta = meta(ApiMethod.UPDATE_SANDBOX_POLICY, request.getRequestId(), request);
         Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
         if (request.getExpectedRevision() < 0) {
             throw GatewayException.invalidField("expected_revision", "must not be negative");
@@ -304,7 +305,7 @@ public final class ApiMapper {
         return requestId("request_id", requestId).orElseThrow();
     }
 
-    private static Commands.RequestMeta meta(String method, String requestId, Message request) {
+    private static Commands.RequestMeta meta(ApiMethod method, String requestId, Message request) {
         Optional<String> id = requestId("request_id", requestId);
         if (id.isEmpty()) {
             return new Commands.RequestMeta(Optional.empty(), "");
@@ -314,7 +315,7 @@ public final class ApiMapper {
                 .build();
         // The method's name, a line break, then the request without its id, deterministically serialized (map
         // entries in key order), written straight into the array that is hashed.
-        byte[] methodBytes = (method + "\n").getBytes(StandardCharsets.UTF_8);
+        byte[] methodBytes = (method.wireName() + "\n").getBytes(StandardCharsets.UTF_8);
         int size = withoutId.getSerializedSize();
         byte[] all = new byte[methodBytes.length + size];
         System.arraycopy(methodBytes, 0, all, 0, methodBytes.length);
@@ -524,14 +525,16 @@ public final class ApiMapper {
         view.reply()
                 .ifPresent(
                         reply -> { // the original answer, as it was given: not marked replayed
-                            switch (record.method()) {
-                                case "CreateSandbox" -> b.setCreate(createResponse(reply));
-                                case "StopSandbox" -> b.setStop(stopResponse(reply));
-                                case "StartSandbox" -> b.setStart(startResponse(reply));
-                                case "DeleteSandbox" -> b.setDelete(deleteResponse(reply));
-                                case "UpdateSandboxPolicy" -> b.setUpdatePolicy(updatePolicyResponse(reply));
-                                default ->
-                                    throw new IllegalStateException("unknown recorded method " + record.method());
+                            ApiMethod method = ApiMethod.ofWireName(record.method())
+                                    .orElseThrow(() ->
+                                            new IllegalStateException("unknown recorded method " + record.method()));
+                            switch (method) {
+                                case CREATE_SANDBOX -> b.setCreate(createResponse(reply));
+                                case STOP_SANDBOX -> b.setStop(stopResponse(reply));
+                                case START_SANDBOX -> b.setStart(startResponse(reply));
+                                case DELETE_SANDBOX -> b.setDelete(deleteResponse(reply));
+                                case UPDATE_SANDBOX_POLICY -> b.setUpdatePolicy(updatePolicyResponse(reply));
+                                default -> throw new IllegalStateException("no reply is recorded for " + method);
                             }
                         });
         return b.build();

@@ -2,6 +2,7 @@ package dev.sandgate.gateway.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.gateway.api.ApiMethod;
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.RequestLedger.Admission;
@@ -202,7 +203,7 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     public MutationReply create(Commands.Create c, CallDeadline deadline) {
-        return ledger.admit("CreateSandbox", c.meta(), null, deadline, adm -> {
+        return ledger.admit(ApiMethod.CREATE_SANDBOX, c.meta(), null, deadline, adm -> {
             LaunchPolicy launchPolicy = c.policy().toLaunchPolicy(1);
             rules.validate(c.spec().toSpi(c.labels()), new LaunchInput(1, launchPolicy));
             String id = Identifiers.newSandboxId();
@@ -219,7 +220,7 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     public MutationReply stop(Commands.Stop c, CallDeadline deadline) {
-        return ledger.admit("StopSandbox", c.meta(), c.target(), deadline, adm -> {
+        return ledger.admit(ApiMethod.STOP_SANDBOX, c.meta(), c.target(), deadline, adm -> {
             Optional<ExecutionTokens.Claim> claim = targets.verifyToken(c.precondition());
             SandboxRecord resolved = adm.resolved(c.target());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
@@ -237,7 +238,7 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     public MutationReply start(Commands.Start c, CallDeadline deadline) {
-        return ledger.admit("StartSandbox", c.meta(), c.target(), deadline, adm -> {
+        return ledger.admit(ApiMethod.START_SANDBOX, c.meta(), c.target(), deadline, adm -> {
             SandboxRecord resolved = adm.resolved(c.target());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 Transitions.StartPlan plan = transitions.planStart(resolved.id(), c.target(), adm.deadline());
@@ -257,7 +258,7 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     public MutationReply delete(Commands.Delete c, CallDeadline deadline) {
-        return ledger.admit("DeleteSandbox", c.meta(), c.target(), deadline, adm -> {
+        return ledger.admit(ApiMethod.DELETE_SANDBOX, c.meta(), c.target(), deadline, adm -> {
             Optional<ExecutionTokens.Claim> claim = targets.verifyToken(c.precondition());
             try {
                 SandboxRecord resolved = adm.resolved(c.target());
@@ -278,7 +279,7 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     public MutationReply updatePolicy(Commands.UpdatePolicy c, CallDeadline deadline) {
-        return ledger.admit("UpdateSandboxPolicy", c.meta(), c.target(), deadline, adm -> {
+        return ledger.admit(ApiMethod.UPDATE_SANDBOX_POLICY, c.meta(), c.target(), deadline, adm -> {
             SandboxRecord resolved = adm.resolved(c.target());
             try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 transitions.completePending(resolved.id(), c.target(), adm.deadline());

@@ -2,6 +2,7 @@ package dev.sandgate.gateway.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.gateway.api.ApiMethod;
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.store.ErrorRecord;
@@ -59,7 +60,7 @@ final class RequestLedger {
 
     /** One admitted request: its idempotency bookkeeping and its deadline. */
     final class Admission {
-        private final String method;
+        private final ApiMethod method;
         private final Commands.RequestMeta meta;
         private final CallDeadline deadline;
         private final long deadlineNanos;
@@ -71,7 +72,7 @@ final class RequestLedger {
         /** Or why it did not resolve. */
         private GatewayException prefetchFailure;
 
-        private Admission(String method, Commands.RequestMeta meta, CallDeadline deadline) {
+        private Admission(ApiMethod method, Commands.RequestMeta meta, CallDeadline deadline) {
             this.method = method;
             this.meta = meta;
             this.deadline = deadline;
@@ -112,7 +113,7 @@ final class RequestLedger {
             meta.requestId()
                     .ifPresent(requestId -> tx.insertRequest(new RequestRecord(
                             requestId,
-                            method,
+                            method.wireName(),
                             meta.fingerprint(),
                             Optional.of(id),
                             gen,
@@ -149,7 +150,7 @@ final class RequestLedger {
             meta.requestId()
                     .ifPresent(requestId -> tx.insertRequest(new RequestRecord(
                             requestId,
-                            method,
+                            method.wireName(),
                             meta.fingerprint(),
                             result.sandboxId(),
                             result.generation(),
@@ -189,7 +190,7 @@ final class RequestLedger {
 
     /** A request id being processed in this process; duplicates wait for its result. */
     private record InFlight(
-            String method, String fingerprint, String principal, CompletableFuture<MutationReply> result) {}
+            ApiMethod method, String fingerprint, String principal, CompletableFuture<MutationReply> result) {}
 
     /** What the first read of a request found: an earlier request with its request_id, or else its target. */
     private record Lookup(Optional<RequestRecord> request, SandboxRecord target, GatewayException failure) {}
@@ -199,7 +200,7 @@ final class RequestLedger {
      * runs {@code body}. {@code target} (null for a create) is resolved in the same read as the request_id's look-up.
      */
     MutationReply admit(
-            String method,
+            ApiMethod method,
             Commands.RequestMeta meta,
             Commands.Target target,
             CallDeadline deadline,
@@ -215,7 +216,7 @@ final class RequestLedger {
         InFlight mine = new InFlight(method, meta.fingerprint(), meta.principal(), new CompletableFuture<>());
         InFlight existing = inFlight.putIfAbsent(requestId, mine);
         if (existing != null) {
-            if (!existing.method().equals(method)
+            if (existing.method() != method
                     || !existing.fingerprint().equals(meta.fingerprint())
                     || !existing.principal().equals(meta.principal())) {
                 throw reused(requestId);
@@ -329,7 +330,7 @@ final class RequestLedger {
             if (tx.request(requestId).isEmpty()) {
                 tx.insertRequest(new RequestRecord(
                         requestId,
-                        admission.method,
+                        admission.method.wireName(),
                         admission.meta.fingerprint(),
                         Optional.ofNullable(admission.sandboxId),
                         admission.generation,
@@ -345,7 +346,7 @@ final class RequestLedger {
 
     private MutationReply replay(RequestRecord record, Admission admission) {
         // Another principal's request id answers as any reused id does: nothing of the original.
-        if (!record.method().equals(admission.method)
+        if (!record.method().equals(admission.method.wireName())
                 || !record.fingerprint().equals(admission.meta.fingerprint())
                 || !record.principal().equals(admission.meta.principal())) {
             throw reused(record.requestId());

@@ -1,6 +1,7 @@
 package dev.sandgate.gateway.security;
 
 import dev.sandgate.api.v1.ListSandboxesRequest;
+import dev.sandgate.gateway.api.ApiMethod;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
@@ -57,27 +58,26 @@ final class Authorizer {
         if (current.permitsEverywhere(principal, needed)) {
             return Decision.allow(request);
         }
-        return switch (method) {
-            case "CreateSandbox" -> inWorkspace(current, principal, facts.workspace(), needed, request);
-            case "ListSandboxes" -> list(current, principal, (ListSandboxesRequest) request);
-            case "WatchSandboxes" ->
+        Optional<ApiMethod> known = ApiMethod.ofWireName(method);
+        if (known.isEmpty()) {
+            // a method not classified yet: only an admin of every workspace (allowed above)
+            return Decision.deny("the method is not classified: admin of every workspace only");
+        }
+        return switch (known.get()) {
+            case CREATE_SANDBOX -> inWorkspace(current, principal, facts.workspace(), needed, request);
+            case LIST_SANDBOXES -> list(current, principal, (ListSandboxesRequest) request);
+            case WATCH_SANDBOXES ->
                 facts.workspace().isEmpty()
                         // events of other workspaces are dropped as they are sent (SecurityInterceptor)
                         ? (current.workspaces(principal, needed).isEmpty()
                                 ? Decision.deny("no workspace to watch")
                                 : Decision.allow(request))
                         : inWorkspace(current, principal, facts.workspace(), needed, request);
-            case "GetOperation" ->
+            case GET_OPERATION ->
                 // a request id is bound to its principal (the lifecycle answers no one else)
                 current.knows(principal) ? Decision.allow(request) : Decision.deny("no role in any workspace");
-            case "GetSandbox",
-                    "GetSandboxPolicy",
-                    "StopSandbox",
-                    "StartSandbox",
-                    "DeleteSandbox",
-                    "UpdateSandboxPolicy" -> target(current, principal, facts, needed, request);
-            // a method not classified yet: only an admin of every workspace (allowed above)
-            default -> Decision.deny("the method is not classified: admin of every workspace only");
+            case GET_SANDBOX, GET_SANDBOX_POLICY, STOP_SANDBOX, START_SANDBOX, DELETE_SANDBOX, UPDATE_SANDBOX_POLICY ->
+                target(current, principal, facts, needed, request);
         };
     }
 

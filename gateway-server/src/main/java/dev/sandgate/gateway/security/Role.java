@@ -1,5 +1,6 @@
 package dev.sandgate.gateway.security;
 
+import dev.sandgate.gateway.api.ApiMethod;
 import java.util.Locale;
 
 /** What a principal may do in a workspace; each role includes the ones before it. */
@@ -28,10 +29,15 @@ enum Role {
      * and not listed here needs admin in every workspace ({@code *}) until it is: closed by default.
      */
     static Role required(String method) {
+        return ApiMethod.ofWireName(method).map(Role::required).orElse(ADMIN);
+    }
+
+    /** The role a method of the service needs (the switch covers every method: the compiler checks it). */
+    static Role required(ApiMethod method) {
         return switch (method) {
-            case "GetSandbox", "ListSandboxes", "WatchSandboxes", "GetOperation", "GetSandboxPolicy" -> VIEWER;
-            case "CreateSandbox", "StopSandbox", "StartSandbox", "DeleteSandbox" -> OPERATOR;
-            default -> ADMIN;
+            case GET_SANDBOX, LIST_SANDBOXES, WATCH_SANDBOXES, GET_OPERATION, GET_SANDBOX_POLICY -> VIEWER;
+            case CREATE_SANDBOX, STOP_SANDBOX, START_SANDBOX, DELETE_SANDBOX -> OPERATOR;
+            case UPDATE_SANDBOX_POLICY -> ADMIN;
         };
     }
 }
