@@ -179,7 +179,10 @@ public final class StoredBenchmark {
             for (int count : settings.counts()) {
                 Path work = Files.createTempDirectory(root, "n" + count + "-");
                 try {
-                    rows.add(measure(settings, count, work));
+                    Row row = measure(settings, count, work);
+                    rows.add(row);
+                    progress("measured: "
+                            + markdown(settings, List.of(row)).lines().toList().getLast());
                 } finally {
                     progress("removing " + work);
                     Trees.delete(work);
