@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -144,7 +145,8 @@ public final class StoredBenchmark {
             double lastPage,
             int pages,
             long listed,
-            long notReady) {}
+            long notReady,
+            String reconciled) {}
 
     public static void main(String[] args) throws Exception {
         if (List.of(args).contains("--help")) {
@@ -205,6 +207,8 @@ public final class StoredBenchmark {
         double generateSeconds = (System.nanoTime() - generateStart) / 1e9;
 
         progress(count + " sandboxes: starting the gateway");
+        Path log = logFile();
+        long logBefore = log != null && Files.exists(log) ? Files.size(log) : 0;
         System.gc();
         long cpuBefore = ClosedLoop.processCpuNanos();
         long startBegin = System.nanoTime();
@@ -218,6 +222,7 @@ public final class StoredBenchmark {
                 get(stub, 0);
                 double startSeconds = (System.nanoTime() - startBegin) / 1e9;
                 long cpuReady = ClosedLoop.processCpuNanos();
+                String reconciled = reconciled(log, logBefore);
                 progress(count + " sandboxes: ready after " + format(startSeconds) + " s; quiet for "
                         + settings.quietSeconds() + " s");
                 Thread.sleep(settings.quietSeconds() * 1000L);
@@ -269,10 +274,28 @@ public final class StoredBenchmark {
                         pageNanos.getLast() / 1e6,
                         pageNanos.size(),
                         listed,
-                        notReady);
+                        notReady,
+                        reconciled);
             } finally {
                 channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
             }
+        }
+    }
+
+    private static Path logFile() {
+        String log = System.getProperty("sandgate.bench.log");
+        return log == null ? null : Path.of(log);
+    }
+
+    /** Whether the gateway's log, from {@code offset} on, says that the start-up reconciliation was skipped. */
+    private static String reconciled(Path log, long offset) throws IOException {
+        if (log == null || !Files.exists(log)) {
+            return "?";
+        }
+        try (var channel = Files.newByteChannel(log)) {
+            channel.position(offset);
+            String text = new String(Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
+            return text.contains("cannot list the driver's runtime resources") ? "no" : "yes";
         }
     }
 
@@ -471,12 +494,13 @@ public final class StoredBenchmark {
                 settings.quietSeconds(),
                 PAGE_SIZE));
         out.append("| stored | generate s | start until ready s | start CPU s | CPU s in quiet | live heap MiB"
-                + " | get p50/p99 ms (1) | get p50/p99 ms (64) | page ms first/middle/last | pages | not READY |\n");
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                + " | get p50/p99 ms (1) | get p50/p99 ms (64) | page ms first/middle/last | pages | not READY"
+                + " | reconciled at start |\n");
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         for (Row r : rows) {
             out.append(String.format(
                     Locale.ROOT,
-                    "| %d | %s | %s | %s | %s | %.0f | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f / %.1f | %d | %d |%n",
+                    "| %d | %s | %s | %s | %s | %.0f | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f / %.1f | %d | %d | %s |%n",
                     r.stored(),
                     format(r.generateSeconds()),
                     format(r.startSeconds()),
@@ -491,7 +515,8 @@ public final class StoredBenchmark {
                     r.middlePage(),
                     r.lastPage(),
                     r.pages(),
-                    r.notReady()));
+                    r.notReady(),
+                    r.reconciled()));
         }
         return out.toString();
     }

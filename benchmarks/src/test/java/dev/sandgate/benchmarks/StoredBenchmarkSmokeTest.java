@@ -20,6 +20,7 @@ class StoredBenchmarkSmokeTest {
             assertThat(row.pages()).isGreaterThanOrEqualTo(Math.ceilDiv(row.stored(), 1000));
             assertThat(row.getErrors()).isZero();
             assertThat(row.notReady()).isZero();
+            assertThat(row.reconciled()).isIn("yes", "?");
             assertThat(row.startSeconds()).isPositive();
             assertThat(row.get1P50()).isPositive().isLessThanOrEqualTo(row.get1P99());
             assertThat(row.get64P50()).isPositive().isLessThanOrEqualTo(row.get64P99());
