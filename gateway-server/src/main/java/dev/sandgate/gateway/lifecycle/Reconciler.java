@@ -7,7 +7,7 @@ import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.metrics.GatewayObserver;
 import dev.sandgate.gateway.store.ConditionRecord;
 import dev.sandgate.gateway.store.PendingTransition;
-import dev.sandgate.gateway.store.SandboxFilter;
+import dev.sandgate.gateway.store.RuntimeState;
 import dev.sandgate.gateway.store.SandboxPhase;
 import dev.sandgate.gateway.store.SandboxRecord;
 import dev.sandgate.gateway.store.Store;
@@ -180,19 +180,21 @@ final class Reconciler implements AutoCloseable {
         Optional<SandboxKey> after = Optional.empty();
         while (true) {
             Optional<SandboxKey> from = after;
-            List<SandboxRecord> page = store.read(tx -> tx.listSandboxes(SandboxFilter.ALL, from, RECONCILE_PAGE));
-            for (SandboxRecord row : page) {
+            List<RuntimeState> page = store.read(tx -> tx.runtimeStates(from, RECONCILE_PAGE));
+            for (RuntimeState row : page) {
                 SandboxObservation o = byId.remove(row.id());
                 if (o != null) {
-                    applyObservation(o);
-                } else if (row.pending().isEmpty() && row.runtimeGeneration() > 0) {
+                    if (!unchangedBy(Optional.of(row), o)) {
+                        applyObservation(o);
+                    }
+                } else if (!row.pending() && row.runtimeGeneration() > 0) {
                     markMissing(row.id(), row.generation(), "not found among the driver's resources at start-up");
                 }
             }
             if (page.size() < RECONCILE_PAGE) {
                 break;
             }
-            SandboxRecord last = page.getLast();
+            RuntimeState last = page.getLast();
             after = Optional.of(new SandboxKey(last.workspace(), last.name()));
         }
         unmanaged.clear();
@@ -262,10 +264,10 @@ final class Reconciler implements AutoCloseable {
         Optional<SandboxKey> after = Optional.empty();
         while (true) {
             Optional<SandboxKey> from = after;
-            List<SandboxRecord> page = store.read(tx -> tx.listSandboxes(SandboxFilter.ALL, from, RECONCILE_PAGE));
-            for (SandboxRecord row : page) {
+            List<RuntimeState> page = store.read(tx -> tx.runtimeStates(from, RECONCILE_PAGE));
+            for (RuntimeState row : page) {
                 if (!seen.contains(row.id())
-                        && row.pending().isEmpty()
+                        && !row.pending()
                         && row.runtimeGeneration() > 0
                         && row.updateTime().isBefore(windowStart)) {
                     markMissing(row.id(), row.generation(), "missing from the driver's resync");
@@ -274,9 +276,35 @@ final class Reconciler implements AutoCloseable {
             if (page.size() < RECONCILE_PAGE) {
                 return;
             }
-            SandboxRecord last = page.getLast();
+            RuntimeState last = page.getLast();
             after = Optional.of(new SandboxKey(last.workspace(), last.name()));
         }
+    }
+
+    /**
+     * Whether {@link #decideObservation} would certainly find that {@code o} changes nothing and publishes nothing:
+     * the id is unknown, or the observation is of the current generation and either a transition is pending or it
+     * repeats the recorded phase and runtime state of a sandbox without RUNTIME_MISSING. Anything else (including what
+     * it would log) is left to it.
+     */
+    private static boolean unchangedBy(Optional<RuntimeState> found, SandboxObservation o) {
+        if (found.isEmpty()) {
+            return true;
+        }
+        RuntimeState row = found.get();
+        if (!row.workspace().equals(o.ref().workspace())
+                || !row.name().equals(o.ref().name())
+                || o.generation() != row.generation()) {
+            return false;
+        }
+        if (row.pending()) {
+            return true;
+        }
+        return !row.runtimeMissing()
+                && observedPhase(row.phase(), false, o.state()) == row.phase()
+                && row.runtimeGeneration() == o.generation()
+                && row.runtimeState().equals(o.state().name())
+                && row.runtimeDetail().equals(o.detail());
     }
 
     /**
@@ -285,6 +313,11 @@ final class Reconciler implements AutoCloseable {
      * transition is pending.
      */
     private void applyObservation(SandboxObservation o) {
+        // Nearly every observation repeats what is stored (every resource at start-up and in the driver's first
+        // scan): tell that from the runtime state alone, without reading and decoding the whole record.
+        if (unchangedBy(store.runtimeState(o.ref().id()), o)) {
+            return;
+        }
         Instant now = now();
         Observation observation = new Observation(o.generation(), o.state().name(), o.detail(), now, "");
         // Most events change nothing (the gateway's own transitions already recorded them): decide on a read first,

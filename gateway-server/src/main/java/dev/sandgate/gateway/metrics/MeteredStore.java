@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.gateway.store.PolicyRevisionRecord;
 import dev.sandgate.gateway.store.RequestRecord;
+import dev.sandgate.gateway.store.RuntimeState;
 import dev.sandgate.gateway.store.SandboxRecord;
 import dev.sandgate.gateway.store.Store;
 import dev.sandgate.gateway.store.StoreTransaction;
@@ -41,6 +42,11 @@ public final class MeteredStore implements Store {
     @Override
     public Optional<SandboxRecord> sandbox(String id) {
         return store.sandbox(id);
+    }
+
+    @Override
+    public Optional<RuntimeState> runtimeState(String id) {
+        return store.runtimeState(id);
     }
 
     @Override

@@ -73,6 +73,23 @@ final class CachingStore implements Store, WriteObserver {
         return row;
     }
 
+    /**
+     * The runtime state as last committed, from the row in memory when it is there; otherwise read without the spec
+     * and labels, and not kept (the reconciler looks at every sandbox once, which would only evict the rows in use).
+     */
+    @Override
+    public Optional<RuntimeState> runtimeState(String id) {
+        requireNonNull(id, "id is null");
+        SandboxRecord known = committed.get(id);
+        if (known != null) {
+            return Optional.of(RuntimeState.of(known));
+        }
+        if (committed.deleted(id)) {
+            return Optional.empty();
+        }
+        return read(tx -> tx.runtimeState(id));
+    }
+
     /** The request with this id, outside any transaction; a new id is known absent without reading the database. */
     @Override
     public Optional<RequestRecord> request(String requestId) {
@@ -226,6 +243,25 @@ final class CachingStore implements Store, WriteObserver {
         @Override
         public List<SandboxRecord> listSandboxes(SandboxFilter filter, Optional<SandboxKey> after, int limit) {
             return tx.listSandboxes(filter, after, limit);
+        }
+
+        @Override
+        public Optional<RuntimeState> runtimeState(String id) {
+            if (!touched.contains(id)) {
+                SandboxRecord known = committed.get(id);
+                if (known != null) {
+                    return Optional.of(RuntimeState.of(known));
+                }
+                if (committed.deleted(id)) {
+                    return Optional.empty();
+                }
+            }
+            return tx.runtimeState(id);
+        }
+
+        @Override
+        public List<RuntimeState> runtimeStates(Optional<SandboxKey> after, int limit) {
+            return tx.runtimeStates(after, limit);
         }
 
         @Override

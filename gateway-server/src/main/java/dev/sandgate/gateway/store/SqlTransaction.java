@@ -170,14 +170,49 @@ final class SqlTransaction implements StoreTransaction {
             sql.append(')');
         }
         after.ifPresent(key -> {
-            sql.append(FILTER_AFTER);
-            parameters.add(key.workspace());
-            parameters.add(key.workspace());
-            parameters.add(key.name());
+            if (filter.workspace().isPresent() && filter.workspace().get().equals(key.workspace())) {
+                sql.append(FILTER_AFTER_NAME);
+                parameters.add(key.name());
+            } else {
+                sql.append(FILTER_AFTER);
+                parameters.add(key.workspace());
+                parameters.add(key.name());
+            }
         });
         sql.append(ORDER_AND_LIMIT);
         parameters.add((long) limit);
         return sandboxes(sql.toString(), parameters);
+    }
+
+    @Override
+    public Optional<RuntimeState> runtimeState(String id) {
+        List<RuntimeState> rows = runtimeStates(SELECT_RUNTIME_STATE, List.of(id));
+        return rows.isEmpty() ? Optional.empty() : Optional.of(rows.getFirst());
+    }
+
+    @Override
+    public List<RuntimeState> runtimeStates(Optional<SandboxKey> after, int limit) {
+        return after.isEmpty()
+                ? runtimeStates(SELECT_RUNTIME_STATES, List.of((long) limit))
+                : runtimeStates(
+                        SELECT_RUNTIME_STATES_AFTER,
+                        List.of(after.get().workspace(), after.get().name(), (long) limit));
+    }
+
+    private List<RuntimeState> runtimeStates(String sql, List<Object> parameters) {
+        try {
+            PreparedStatement statement = db.prepare(sql);
+            bind(statement, parameters);
+            List<RuntimeState> rows = new ArrayList<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(StoreRows.runtimeState(rs));
+                }
+            }
+            return rows;
+        } catch (SQLException e) {
+            throw new StoreException("reading sandboxes failed", e);
+        }
     }
 
     @Override

@@ -167,6 +167,11 @@ public final class SqliteStore implements Store {
     }
 
     @Override
+    public Optional<RuntimeState> runtimeState(String id) {
+        return store.runtimeState(id);
+    }
+
+    @Override
     public Optional<RequestRecord> request(String requestId) {
         return store.request(requestId);
     }

@@ -30,6 +30,14 @@ public interface Store extends AutoCloseable {
     }
 
     /**
+     * The {@link RuntimeState} of the sandbox with this id as last committed, outside any transaction, with the same
+     * guarantee as {@link #sandbox}; a store may answer from memory, and otherwise reads no spec or labels.
+     */
+    default Optional<RuntimeState> runtimeState(String id) {
+        return read(tx -> tx.runtimeState(id));
+    }
+
+    /**
      * The request with this request id, outside any transaction: present if a {@link #write} that recorded it returned
      * before this call. A store may answer "absent" without reading.
      */

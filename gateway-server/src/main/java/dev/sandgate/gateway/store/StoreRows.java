@@ -152,6 +152,24 @@ final class StoreRows {
                 updateTime);
     }
 
+    /** A row of {@link StoreStatements#RUNTIME_COLUMNS}: its conditions are decoded only when it has any. */
+    static RuntimeState runtimeState(ResultSet rs) throws SQLException {
+        boolean missing = StoreJson.conditions(rs.getString("conditions_json")).stream()
+                .anyMatch(c -> c.type().equals(ConditionRecord.RUNTIME_MISSING));
+        return new RuntimeState(
+                rs.getString("id"),
+                rs.getString("workspace"),
+                rs.getString("name"),
+                SandboxPhase.valueOf(rs.getString("phase")),
+                rs.getLong("generation"),
+                rs.getLong("runtime_generation"),
+                rs.getString("runtime_state"),
+                rs.getString("runtime_detail"),
+                rs.getString("pending_operation") != null,
+                missing,
+                millis(rs, "update_ms"));
+    }
+
     static PolicyRevisionRecord policyRevision(ResultSet rs) throws SQLException {
         return new PolicyRevisionRecord(
                 rs.getString("sandbox_id"),

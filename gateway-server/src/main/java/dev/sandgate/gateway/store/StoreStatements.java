@@ -50,8 +50,31 @@ final class StoreStatements {
             " AND EXISTS (SELECT 1 FROM sandbox_label l WHERE l.sandbox_id = s.id AND l.label_key = ?"
                     + " AND l.label_value = ?)";
     static final String FILTER_PHASE_PREFIX = " AND s.phase IN (";
-    static final String FILTER_AFTER = " AND (s.workspace > ? OR (s.workspace = ? AND s.name > ?))";
+    /**
+     * The keyset seek past the previous page's last (workspace, name): a row value, which the unique index on those
+     * columns serves as a range, so that every page costs the same however deep it is.
+     */
+    static final String FILTER_AFTER = " AND (s.workspace, s.name) > (?, ?)";
+
+    /**
+     * The seek within one workspace's list: with {@code s.workspace = ?} the planners search the index by that equality
+     * and would filter a row value row by row from the workspace's first name; a range on the name seeks.
+     */
+    static final String FILTER_AFTER_NAME = " AND s.name > ?";
+
     static final String ORDER_AND_LIMIT = " ORDER BY s.workspace, s.name LIMIT ?";
+
+    /** The columns of a {@link RuntimeState}: none of the JSON that only a whole record needs, bar the conditions. */
+    static final String RUNTIME_COLUMNS = "id, workspace, name, phase, generation, runtime_generation, runtime_state,"
+            + " runtime_detail, conditions_json, pending_operation, update_ms";
+
+    static final String SELECT_RUNTIME_STATE = "SELECT " + RUNTIME_COLUMNS + " FROM sandbox WHERE id = ?";
+
+    static final String SELECT_RUNTIME_STATES =
+            "SELECT " + RUNTIME_COLUMNS + " FROM sandbox ORDER BY workspace, name LIMIT ?";
+
+    static final String SELECT_RUNTIME_STATES_AFTER = "SELECT " + RUNTIME_COLUMNS
+            + " FROM sandbox WHERE (workspace, name) > (?, ?) ORDER BY workspace, name LIMIT ?";
 
     static final String INSERT_POLICY_REVISION =
             "INSERT INTO policy_revision (sandbox_id, revision, digest, document, admit_ms) VALUES (?, ?, ?, ?, ?)";

@@ -26,6 +26,15 @@ public interface StoreTransaction {
     /** Sandboxes matching {@code filter} after (workspace, name) in that order, at most {@code limit}. */
     List<SandboxRecord> listSandboxes(SandboxFilter filter, Optional<SandboxKey> after, int limit);
 
+    /** The {@link RuntimeState} of the sandbox with this id, without reading its spec and labels. */
+    Optional<RuntimeState> runtimeState(String id);
+
+    /**
+     * The {@link RuntimeState}s of every sandbox after (workspace, name) in that order, at most {@code limit}: the
+     * reconciler's pages, which read none of the spec and labels.
+     */
+    List<RuntimeState> runtimeStates(Optional<SandboxKey> after, int limit);
+
     /** Every sandbox with a pending transition. */
     List<SandboxRecord> pendingSandboxes();
 

@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandgate.gateway.policy.PolicyDocument;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
@@ -147,5 +152,49 @@ class SqliteStoreTest {
 
         Optional<SandboxRecord> reopened = store.read(tx -> tx.sandbox(a.id()));
         assertThat(reopened).contains(a);
+    }
+
+    @Test
+    @DisplayName("every page of a list and of the reconciler's runtime states seeks the name index past the last key")
+    void pagesSeekTheIndex() throws Exception {
+        String listAll = StoreStatements.SELECT_SANDBOXES_PREFIX
+                + StoreStatements.FILTER_AFTER
+                + StoreStatements.ORDER_AND_LIMIT;
+        String listWorkspace = StoreStatements.SELECT_SANDBOXES_PREFIX
+                + StoreStatements.FILTER_WORKSPACE
+                + StoreStatements.FILTER_AFTER_NAME
+                + StoreStatements.ORDER_AND_LIMIT;
+        String listPhases = StoreStatements.SELECT_SANDBOXES_PREFIX + StoreStatements.FILTER_PHASE_PREFIX + "?)"
+                + StoreStatements.FILTER_AFTER + StoreStatements.ORDER_AND_LIMIT;
+
+        assertThat(queryPlan(listAll, 3))
+                .contains("SEARCH")
+                .contains("sandbox_workspace_name")
+                .contains("(workspace,name)>");
+        assertThat(queryPlan(listWorkspace, 3)).contains("SEARCH").contains("workspace=? AND name>?");
+        assertThat(queryPlan(listPhases, 4)).contains("SEARCH").contains("(workspace,name)>");
+        assertThat(queryPlan(StoreStatements.SELECT_RUNTIME_STATES_AFTER, 3))
+                .contains("SEARCH")
+                .contains("(workspace,name)>")
+                .doesNotContain("TEMP B-TREE");
+        assertThat(queryPlan(StoreStatements.SELECT_RUNTIME_STATES, 1))
+                .contains("sandbox_workspace_name")
+                .doesNotContain("TEMP B-TREE");
+    }
+
+    private String queryPlan(String sql, int parameters) throws SQLException {
+        try (Connection db = DriverManager.getConnection("jdbc:sqlite:" + dir.resolve("store.db"));
+                PreparedStatement plan = db.prepareStatement("EXPLAIN QUERY PLAN " + sql)) {
+            for (int i = 1; i <= parameters; i++) {
+                plan.setString(i, "x");
+            }
+            StringBuilder out = new StringBuilder();
+            try (ResultSet rs = plan.executeQuery()) {
+                while (rs.next()) {
+                    out.append(rs.getString("detail")).append('\n');
+                }
+            }
+            return out.toString();
+        }
     }
 }

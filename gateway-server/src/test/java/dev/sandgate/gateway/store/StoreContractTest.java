@@ -342,6 +342,16 @@ abstract class StoreContractTest {
                         100))
                 .extracting(SandboxRecord::name)
                 .containsExactly("a-1", "a_1", "b", "z");
+        assertThat(listed(
+                        new SandboxFilter(Optional.of("team"), Map.of(), Set.of()),
+                        Optional.of(new StoreTransaction.SandboxKey("alpha", "z")),
+                        100))
+                .hasSize(names.size());
+        assertThat(listed(
+                        new SandboxFilter(Optional.of("team"), Map.of(), Set.of()),
+                        Optional.of(new StoreTransaction.SandboxKey("zeta", "0")),
+                        100))
+                .isEmpty();
         assertThat(listed(new SandboxFilter(Optional.empty(), Map.of("app", "y"), Set.of()), Optional.empty(), 100))
                 .isEmpty();
         assertThat(listed(
@@ -349,6 +359,47 @@ abstract class StoreContractTest {
                         Optional.empty(),
                         100))
                 .isEmpty();
+    }
+
+    @Test
+    @DisplayName("runtime states page in (workspace, name) order and tell pending transitions and missing runtimes")
+    void runtimeStatesPage() {
+        List<SandboxRecord> inserted = new ArrayList<>();
+        for (String name : List.of("c", "a", "b", "d")) {
+            inserted.add(insert(StoreRecords.sandbox("team", name)));
+        }
+        insert(StoreRecords.sandbox("alpha", "z"));
+        SandboxRecord b = inserted.get(2);
+        store.write(tx -> tx.updateSandbox(b.toBuilder()
+                .condition(new ConditionRecord(ConditionRecord.RUNTIME_MISSING, "gone", FINE))
+                .runtime(1, "MISSING", "gone")
+                .build()));
+
+        SandboxRecord d = inserted.get(3);
+        store.write(tx -> tx.updateSandbox(d.toBuilder()
+                .pending(Optional.of(new PendingTransition(
+                        TransitionKind.STOP, "op-1", Optional.empty(), 1, Instant.ofEpochMilli(1000))))
+                .build()));
+
+        List<RuntimeState> first = store.read(tx -> tx.runtimeStates(Optional.empty(), 3));
+        List<RuntimeState> rest =
+                store.read(tx -> tx.runtimeStates(Optional.of(new StoreTransaction.SandboxKey("team", "b")), 3));
+
+        assertThat(first)
+                .extracting(r -> r.workspace() + "/" + r.name())
+                .containsExactly("alpha/z", "team/a", "team/b");
+        assertThat(rest).extracting(RuntimeState::name).containsExactly("c", "d");
+        assertThat(rest).extracting(RuntimeState::pending).containsExactly(false, true);
+        RuntimeState missing = first.get(2);
+        assertThat(missing.runtimeMissing()).isTrue();
+        assertThat(missing.runtimeState()).isEqualTo("MISSING");
+        assertThat(missing).isEqualTo(RuntimeState.of(store.sandbox(b.id()).orElseThrow()));
+        assertThat(store.runtimeState(b.id())).contains(missing);
+        Optional<RuntimeState> read = store.read(tx -> tx.runtimeState(b.id()));
+        assertThat(read).contains(missing);
+        assertThat(store.runtimeState("nobody")).isEmpty();
+        assertThat(first.get(1).runtimeMissing()).isFalse();
+        assertThat(first.get(1)).isEqualTo(RuntimeState.of(inserted.get(1)));
     }
 
     @Test
