@@ -20,6 +20,7 @@ import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.SandboxWatcher;
 import dev.sandgate.spi.StaticPolicy;
 import dev.sandgate.spi.WatchSubscription;
+import dev.sandgate.testing.EngineTest;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -45,6 +46,7 @@ import org.junit.jupiter.api.io.TempDir;
  * VM settings, boot progress on the watch, the workload's exit. Boots three VMs: the read-only checks share one.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@EngineTest
 class VmGuestTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(120);
     private static final StaticPolicy LIMITED =

@@ -14,6 +14,7 @@ import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.lifecycle.SandboxChange;
 import dev.sandgate.gateway.store.SandboxFilter;
 import dev.sandgate.gateway.testing.GrpcErrors;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.gateway.testing.WatchClient;
 import io.grpc.Status;
@@ -48,19 +49,19 @@ class WatchFanoutTest {
     @TempDir
     Path root;
 
+    @StartedGateway
     TestGateway gateway;
+
     ExecutorService executor;
 
     @BeforeEach
     void start() {
-        gateway = TestGateway.start(root, TestGateway.Transport.IN_PROCESS);
         executor = Executors.newFixedThreadPool(2);
     }
 
     @AfterEach
     void stop() {
         executor.shutdownNow();
-        gateway.close();
     }
 
     private Lifecycle lifecycle() {
