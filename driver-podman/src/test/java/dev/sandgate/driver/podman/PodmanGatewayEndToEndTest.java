@@ -245,7 +245,7 @@ class PodmanGatewayEndToEndTest {
 
     private Sandbox awaitReadyAt(String id, long generation) {
         return await("sandbox " + id + " READY at generation " + generation)
-                .atMost(Duration.ofSeconds(120))
+                .atMost(Duration.ofMinutes(2))
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(100))
                 .until(

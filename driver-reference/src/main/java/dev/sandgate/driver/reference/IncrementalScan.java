@@ -199,6 +199,7 @@ final class IncrementalScan {
         compare(before, after, changed, removed);
     }
 
+    @SuppressWarnings("ModifyCollectionInEnhancedForLoop") // a concurrent set: its iterator tolerates removal
     private Collection<String> drainMarked() {
         var keys = new ArrayList<String>(marked.size());
         for (String key : marked) {
@@ -233,6 +234,7 @@ final class IncrementalScan {
     }
 
     /** What the watch delivers for one record going from {@code before} to {@code after} (null: absent). */
+    @SuppressWarnings("ReferenceEquality") // the same entry object means nothing was rescanned: a fast path
     private static void compare(Entry before, Entry after, List<Seen> changed, List<Seen> removed) {
         if (before == after) {
             return;

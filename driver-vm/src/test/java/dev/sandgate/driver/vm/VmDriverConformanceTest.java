@@ -45,6 +45,6 @@ class VmDriverConformanceTest extends ComputeDriverConformanceTest {
     /** A boot takes 5 to 8 s under TCG on an idle machine; far longer while the machine compiles. */
     @Override
     protected Duration readinessTimeout() {
-        return Duration.ofSeconds(120);
+        return Duration.ofMinutes(2);
     }
 }

@@ -48,7 +48,7 @@ import org.junit.jupiter.api.io.TempDir;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @EngineTest
 class VmGuestTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(120);
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
     private static final StaticPolicy LIMITED =
             new StaticPolicy(false, NetworkMode.NONE, Set.of(), false, 160L << 20, 2000, 0);
 

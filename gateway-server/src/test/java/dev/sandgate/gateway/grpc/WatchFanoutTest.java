@@ -181,7 +181,6 @@ class WatchFanoutTest {
         final List<Object> sent = new CopyOnWriteArrayList<>();
         volatile boolean ready = true;
         volatile Throwable error;
-        private volatile Runnable onReady = () -> {};
 
         boolean synced() {
             return sent.stream()
@@ -222,7 +221,7 @@ class WatchFanoutTest {
 
         @Override
         public void setOnReadyHandler(Runnable handler) {
-            onReady = handler;
+            // never called back: the tests drive readiness through isReady
         }
 
         @Override
