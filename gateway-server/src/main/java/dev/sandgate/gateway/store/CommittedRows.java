@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The last committed row of recently used sandboxes, so that a look-up by id outside a transaction ({@link
@@ -64,7 +65,7 @@ final class CommittedRows {
     /** Ids whose rows a commit deleted; changed by the writer only. */
     private final Set<String> deleted = ConcurrentHashMap.newKeySet();
     /** Odd while the writer applies changes; only the writer changes it. */
-    private volatile long sequence;
+    private final AtomicLong sequence = new AtomicLong();
 
     SandboxRecord get(String id) {
         return entries.get(id);
@@ -77,7 +78,7 @@ final class CommittedRows {
 
     /** Read before reading a row that is then offered to {@link #fill}. */
     long sequence() {
-        return sequence;
+        return sequence.get();
     }
 
     /** Offers a row read from the database by a transaction that began after {@code before} was read. */
@@ -85,7 +86,7 @@ final class CommittedRows {
         if ((before & 1) != 0 || entries.size() >= MAX_ENTRIES) {
             return;
         }
-        if (entries.putIfAbsent(row.id(), row) == null && sequence != before) {
+        if (entries.putIfAbsent(row.id(), row) == null && sequence.get() != before) {
             // A commit's changes began to be applied meanwhile: the row may be older than one of them.
             entries.remove(row.id(), row);
         }
@@ -96,7 +97,7 @@ final class CommittedRows {
         if (changes.isEmpty()) {
             return;
         }
-        sequence = sequence + 1;
+        sequence.incrementAndGet();
         try {
             for (Change change : changes) {
                 switch (change) {
@@ -122,20 +123,20 @@ final class CommittedRows {
                 }
             }
         } finally {
-            sequence = sequence + 1;
+            sequence.incrementAndGet();
         }
     }
 
     /** Forgets the rows of changes that were not committed after all. Called by the writer only. */
     void forget(List<Change> changes) {
-        sequence = sequence + 1;
+        sequence.incrementAndGet();
         try {
             changes.forEach(change -> {
                 entries.remove(change.id());
                 deleted.remove(change.id());
             });
         } finally {
-            sequence = sequence + 1;
+            sequence.incrementAndGet();
         }
     }
 

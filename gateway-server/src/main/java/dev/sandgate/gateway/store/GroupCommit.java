@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
@@ -34,7 +35,7 @@ final class GroupCommit {
     private final SqlDialect dialect;
     private final ReentrantLock writeLock = new ReentrantLock();
     private final ConcurrentLinkedQueue<Queued<?>> queue = new ConcurrentLinkedQueue<>();
-    private volatile long commits;
+    private final AtomicLong commits = new AtomicLong();
     private volatile LongConsumer afterCommit = commits -> {};
     private volatile WriteObserver observer = WriteObserver.NONE;
     /** The transaction of the work the writer runs now, for a nested write; only the lock holder uses it. */
@@ -127,8 +128,7 @@ final class GroupCommit {
                     writer.rollback();
                 } else {
                     writer.connection.commit();
-                    commits = commits + 1; // only the lock holder writes it
-                    afterCommit.accept(commits);
+                    afterCommit.accept(commits.incrementAndGet());
                     observer.committed(observed(batch));
                 }
                 batch.forEach(Queued::complete);
@@ -178,7 +178,7 @@ final class GroupCommit {
 
     /** How many write transactions were committed. */
     long commits() {
-        return commits;
+        return commits.get();
     }
 
     /** How many writes wait for the writer. */

@@ -76,7 +76,7 @@ final class RequestIds implements AutoCloseable {
     /** Set by the scan when it ends, taken by the writer. */
     private volatile Scanned scanned;
 
-    private volatile long rebuilds;
+    private final AtomicLong rebuilds = new AtomicLong();
 
     RequestIds(long minExpected, Connections connections, ScanHook hook) {
         this.minExpected = minExpected;
@@ -139,7 +139,7 @@ final class RequestIds implements AutoCloseable {
             Sized fresh = done.filter();
             noted.forEach(fresh::put);
             current = fresh;
-            rebuilds++;
+            rebuilds.incrementAndGet();
             return;
         }
         Sized sized = current;
@@ -193,7 +193,7 @@ final class RequestIds implements AutoCloseable {
 
     /** How many times a filter built from the table was put in place after the first (for tests). */
     long rebuilds() {
-        return rebuilds;
+        return rebuilds.get();
     }
 
     /** Stops a running scan; the store closes its connections after this. */

@@ -12,6 +12,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -89,9 +90,9 @@ final class WalCheckpointer implements AutoCloseable {
     private final Thread thread;
     private volatile boolean closed;
     private volatile long checkpointedAt;
-    private volatile long checkpoints;
-    private volatile long restarts;
-    private volatile long holds;
+    private final AtomicLong checkpoints = new AtomicLong();
+    private final AtomicLong restarts = new AtomicLong();
+    private final AtomicLong holds = new AtomicLong();
     /** No hold before the log has this many frames again, after a hold that did not make it start over. */
     private long retryAtFrames;
 
@@ -134,17 +135,17 @@ final class WalCheckpointer implements AutoCloseable {
 
     /** How many checkpoints ran (for tests). */
     long checkpoints() {
-        return checkpoints;
+        return checkpoints.get();
     }
 
     /** How many times the log was copied to its end holding the writes, so that it starts over (for tests). */
     long restarts() {
-        return restarts;
+        return restarts.get();
     }
 
     /** How many times the writes were held (for tests). */
     long holds() {
-        return holds;
+        return holds.get();
     }
 
     private void run() {
@@ -157,7 +158,7 @@ final class WalCheckpointer implements AutoCloseable {
             checkpointedAt = now;
             try {
                 checkpoint();
-                checkpoints++; // only this thread writes it
+                checkpoints.incrementAndGet();
             } catch (SQLException | RuntimeException e) {
                 // The thread goes on: a log that no one checkpoints would grow until the writer's own limit.
                 if (!closed) {
@@ -189,9 +190,9 @@ final class WalCheckpointer implements AutoCloseable {
         long begin = System.nanoTime();
         Progress held = writes.held(this::passive);
         long nanos = System.nanoTime() - begin;
-        holds++;
+        holds.incrementAndGet();
         if (held.complete()) {
-            restarts++;
+            restarts.incrementAndGet();
         }
         // A reader that began before the hold keeps the log from being copied to its end, or from starting over at the
         // next write. Holding again at the next wake-up would most likely meet it again: wait for the log to grow.
