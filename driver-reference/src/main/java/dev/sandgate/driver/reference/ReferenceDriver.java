@@ -26,7 +26,8 @@ import dev.sandgate.spi.WatchSubscription;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -145,8 +146,7 @@ final class ReferenceDriver implements ComputeDriver {
     @Override
     public List<SandboxObservation> list() {
         requireOpen();
-        return boundary(() -> List.copyOf(
-                scan().values().stream().map(IncrementalScan.Seen::observation).toList()));
+        return boundary(this::listed);
     }
 
     @Override
@@ -281,13 +281,30 @@ final class ReferenceDriver implements ComputeDriver {
         backend.beforeMutation(gatewayId, mutationHook, ref, operation, resolved.backendId());
     }
 
-    /** Every resource of this gateway that is a sandbox: stored under its own id and stamped by this gateway. */
-    private Map<String, IncrementalScan.Seen> scan() {
-        var seen = new HashMap<String, IncrementalScan.Seen>();
-        for (StoredResource resource : backend.list(gatewayId)) {
-            seen(resource).ifPresent(s -> seen.put(resource.key(), s));
+    /**
+     * Every resource of this gateway that is a sandbox: stored under its own id and stamped by this gateway. The SPI
+     * asks for every observation at once, so each is made small instead: read one record at a time, its id the key's
+     * instance, and what many sandboxes share (workspace, policy digest, labels) kept once.
+     */
+    private List<SandboxObservation> listed() {
+        var interner = new Interner();
+        var observations = new ArrayList<SandboxObservation>();
+        for (String key : backend.keys(gatewayId)) {
+            backend.read(gatewayId, key).flatMap(this::seen).ifPresent(seen -> {
+                SandboxObservation o = seen.observation();
+                observations.add(new SandboxObservation(
+                        new SandboxRef(
+                                key,
+                                interner.intern(o.ref().workspace()),
+                                o.ref().name()),
+                        o.generation(),
+                        o.state(),
+                        interner.intern(o.policyDigest()),
+                        interner.intern(o.labels()),
+                        ""));
+            });
         }
-        return seen;
+        return Collections.unmodifiableList(observations);
     }
 
     /** What a watch sees of {@code resource}: empty unless it is one of this gateway's sandboxes. */

@@ -59,6 +59,11 @@ class IncrementalScanTest {
                 .toList();
     }
 
+    /** The keys of vanished sandboxes, which the test's sandboxes carry as their names. */
+    private static List<String> removedKeys(List<SandboxObservation> removed) {
+        return removed.stream().map(o -> o.ref().name()).toList();
+    }
+
     @Test
     void aSweepRereadsOnlyTheRecordsThatChangedSinceThePreviousScan() {
         var backend = new DirectoryBackend(root);
@@ -108,7 +113,7 @@ class IncrementalScanTest {
 
         IncrementalScan.Delta delta = scan.next();
         assertThat(keys(delta.changed())).containsExactly("new");
-        assertThat(keys(delta.removed())).containsExactly("old");
+        assertThat(removedKeys(delta.removed())).containsExactly("old");
     }
 
     @Test
@@ -194,7 +199,7 @@ class IncrementalScanTest {
         backend.locked(GATEWAY, "gone", () -> backend.remove(GATEWAY, "gone"));
         scan.changed("gone");
 
-        assertThat(keys(scan.next().removed())).containsExactly("gone");
+        assertThat(removedKeys(scan.next().removed())).containsExactly("gone");
         scan.changed("gone");
         assertThat(scan.next().removed()).isEmpty();
     }
@@ -259,7 +264,7 @@ class IncrementalScanTest {
         IncrementalScan.Delta delta = scan.next();
 
         assertThat(delta.changed()).isEmpty();
-        assertThat(keys(delta.removed())).containsExactly("brief");
+        assertThat(removedKeys(delta.removed())).containsExactly("brief");
         assertThat(scan.told()).isZero();
     }
 
