@@ -32,15 +32,14 @@ import java.util.function.Predicate;
  * The scans of one watch subscription, as an engine's event stream with a periodic resync would deliver them.
  *
  * <p>The driver reports every key it changes ({@link #changed}); a scan looks at those keys, and at one slice of the
- * others: the records are split into {@code sweepEvery} slices by their key's hash, and scan {@code n} looks at slice
- * {@code n mod sweepEvery} (a stat each), so that a change made by another process (or a test probe) behind this
- * driver's back is seen too, within {@code sweepEvery} polls. The first scan of every {@code sweepEvery} lists the
- * gateway's folder, for records added or removed behind the driver's back. A record is reread only when its {@link
- * DirectoryBackend.Version} changed; every {@code fullEvery / sweepEvery}-th round of {@code sweepEvery} scans rereads
- * every record it looks at, so that a change the version cannot tell apart is still seen. Over thousands of stored
- * sandboxes this keeps a watch's cost proportional to the changes instead of to the sandboxes, and spreads the looks at
- * every record evenly over the scans instead of spending them all in one (that burst took a second of one core's time
- * with 26,000 records).
+ * others: scans go in rounds of {@code sweepEvery} slices (more when a slice would hold more than {@link
+ * #MAX_LOOKS_PER_SCAN} records), the records split by their key's hash, and each scan looks at one slice (a stat each),
+ * so that a change made by another process (or a test probe) behind this driver's back is seen too, within a round.
+ * The first scan of a round lists the gateway's folder, for records added or removed behind the driver's back, if the
+ * folder changed since it was last listed. A record is reread only when its {@link DirectoryBackend.Version} changed;
+ * every {@code fullEvery / sweepEvery}-th round rereads every record it looks at (and lists the folder), so that a
+ * change the version cannot tell apart is still seen. Over many stored sandboxes this keeps a watch's cost per poll
+ * bounded and proportional to the changes instead of to the sandboxes, and its memory to a few fields per record.
  *
  * <p>The version is taken before the record is read: a record that changes in between is read as new and kept under the
  * older version, so the next look reads it again rather than missing the change. {@link #changed} may be called from
@@ -93,7 +92,7 @@ final class IncrementalScan {
     }
 
     /** A scan looks at no more than about this many records of its slice (a stat each). */
-    static final int MAX_LOOKS_PER_SCAN = 2_000;
+    static final int MAX_LOOKS_PER_SCAN = 1_000;
     /** A folder changed this recently may change again within the same clock tick: listed again next round. */
     private static final long RACY_FOLDER_NANOS = 2_000_000_000L;
 

@@ -57,12 +57,16 @@ final class ReferenceDriver implements ComputeDriver {
     private static final System.Logger LOG = System.getLogger(ReferenceDriver.class.getName());
     /**
      * A watch looks at every record (a stat each) once over this many polls, a slice of them on each, to see changes
-     * made behind this driver's back (1 s at the default 50 ms interval); and on every poll at the records this driver
-     * changed.
+     * made behind this driver's back (1 s at the default 50 ms interval; longer with more records than {@link
+     * IncrementalScan#MAX_LOOKS_PER_SCAN} per slice); and on every poll at the records this driver changed.
      */
     static final int SWEEP_EVERY = 20;
-    /** A watch rereads every record once over this many polls; otherwise only records whose version changed. */
-    static final int FULL_SCAN_EVERY = 100;
+    /**
+     * A watch rereads every record once over about this many polls (a minute at the default interval); otherwise only
+     * records whose version changed. Every write renames a new file into place, so the version (the file's identity
+     * among its fields) tells nearly every change apart: rereading is a safety net, and over many records a costly one.
+     */
+    static final int FULL_SCAN_EVERY = 1_200;
     /**
      * The images this backend does not have and can never get: a create of one fails permanently (INVALID_ARGUMENT
      * naming {@code spec.image}) and leaves nothing behind, as an engine that cannot pull an image does.
