@@ -68,11 +68,7 @@ final class IncrementalScan {
      * record, those filled the heap with a million records; the few fields here (values many sandboxes share kept
      * once, by an {@link Interner}) are what a change and a deletion event need.
      */
-    private record Entry(long modified, long sizeAndKey, Sandbox sandbox) {
-        boolean sameVersion(Entry other) {
-            return modified == other.modified && sizeAndKey == other.sizeAndKey;
-        }
-    }
+    private record Entry(long modified, long sizeAndKey, Sandbox sandbox) {}
 
     /** What a watch delivers of one sandbox, less its key; {@code incarnation} tells a replaced resource apart. */
     private record Sandbox(
