@@ -327,4 +327,27 @@ class IncrementalScanTest {
         assertThat(delta.removed()).isEmpty();
         assertThat(scan.reads()).isEqualTo(1);
     }
+
+    @Test
+    void aScanOfManyRecordsLooksAtABoundedSliceAndARoundStillLooksAtEveryRecordOnce() {
+        var backend = new DirectoryBackend(root);
+        int count = IncrementalScan.MAX_LOOKS_PER_SCAN * 5 / 2;
+        insertMany(backend, count);
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000_000);
+        scan.first();
+
+        long before = scan.looks();
+        var perScan = new ArrayList<Long>();
+        while (scan.looks() - before < count) {
+            long at = scan.looks();
+            scan.next();
+            perScan.add(scan.looks() - at);
+        }
+
+        assertThat(scan.looks() - before).isEqualTo(count);
+        assertThat(perScan)
+                .hasSizeGreaterThan(2)
+                .allSatisfy(looks -> assertThat(looks).isLessThanOrEqualTo(IncrementalScan.MAX_LOOKS_PER_SCAN * 3 / 2));
+        assertThat(scan.reads()).as("nothing changed: nothing reread").isEqualTo(count);
+    }
 }
