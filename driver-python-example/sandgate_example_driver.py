@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import uuid
 from concurrent import futures
 
@@ -157,10 +158,20 @@ class Engine:
         with self.lock:
             resource = self.resources.get(backend_id)
             pid = resource.process.pid if resource is not None and resource.running() else None
+            expected = bool(resource.environment) if resource is not None else False
         if pid is None:
             return None
-        with open("/proc/%d/environ" % pid, "rb") as environ:
-            entries = environ.read().split(b"\0")
+        # Popen returns once exec has closed the child's close-on-exec pipe, but Linux sets the new program's
+        # environment bounds a moment later: until then /proc/PID/environ reads empty. Wait that moment out (a
+        # process that really got no environment still reads empty after it).
+        deadline = time.monotonic() + 2.0
+        while True:
+            with open("/proc/%d/environ" % pid, "rb") as environ:
+                data = environ.read()
+            if data or not expected or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        entries = data.split(b"\0")
         result = {}
         for entry in entries:
             if entry:

@@ -37,6 +37,8 @@ public final class BenchGateway implements AutoCloseable {
     }
 
     /**
+     * Starts a gateway for a benchmark run.
+     *
      * @param synchronous the store's SQLite synchronous mode, NORMAL or FULL
      */
     public static BenchGateway start(

@@ -116,6 +116,7 @@ record BenchmarkSettings(
         return Math.ceilDiv(callsPerPhase, clients);
     }
 
+    @SuppressWarnings("StringSplitter") // --clients tolerates a trailing comma, as String.split does
     static BenchmarkSettings parse(String... args) {
         BenchmarkSettings settings = Arrays.asList(args).contains("--smoke") ? SMOKE : FULL;
         List<Integer> clients = settings.clientCounts;

@@ -35,8 +35,6 @@ final class ClosedLoop {
      * @param completed per client, how many calls were made (successful or not) before the limits
      * @param errors calls that threw
      * @param firstError the first failure's description, or null
-     */
-    /**
      * @param cpuNanos the CPU time (user and system) this whole process used during the phase: gateway, driver and
      *     clients together; -1 where the JVM cannot tell
      * @param othersCpuShare the share of the machine's processors that other processes took during the phase

@@ -44,7 +44,7 @@ final class MachineCpu {
         if (lines.isEmpty()) {
             return Optional.empty();
         }
-        String[] fields = lines.get(0).trim().split("\\s+");
+        String[] fields = lines.get(0).trim().split("\\s+", -1);
         if (fields.length < 5 || !fields[0].equals("cpu")) {
             return Optional.empty();
         }

@@ -22,6 +22,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.MetadataUtils;
 import java.io.IOException;
 import java.math.BigInteger;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -146,7 +147,8 @@ public final class SecureGatewayBenchmark {
                         GatewaySecurity.open(config.security(), gateway.lifecycle(), Clock.systemUTC());
                 GatewayServer server = GatewayServer.start(
                         gateway,
-                        NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0), security.credentials()),
+                        NettyServerBuilder.forAddress(
+                                new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), security.credentials()),
                         List.of(security.interceptor()))) {
             ManagedChannel channel = tls == null
                     ? NettyChannelBuilder.forAddress("127.0.0.1", server.port(), InsecureChannelCredentials.create())

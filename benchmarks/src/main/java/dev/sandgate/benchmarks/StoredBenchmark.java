@@ -122,7 +122,7 @@ public final class StoredBenchmark {
      * One count's figures; times in milliseconds unless named otherwise.
      *
      * @param startCpuSeconds the CPU time this process spent from the start until ready
-     * @param quietCpuSeconds the CPU time this process spent in the {@code quietSeconds} after ready, idle
+     * @param quietCpuSeconds the CPU time this process spent in the quiet seconds after ready, idle
      * @param heapMiB the live heap after a full collection at the end of that quiet time
      * @param pages how many pages of {@value #PAGE_SIZE} listing every sandbox took; {@code listed} the sandboxes
      * @param notReady the sandboxes listed in another phase than READY: the reconciler changed them (all are generated

@@ -3,6 +3,7 @@ package dev.sandgate.benchmarks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -10,6 +11,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
+@ProcessTest
 class MachineCpuTest {
     @Test
     void theAggregateLineCountsBusyAndStolenTicksAsTakenAndIdleAndIowaitAsFree() {

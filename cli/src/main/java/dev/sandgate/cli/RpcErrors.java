@@ -102,19 +102,19 @@ final class RpcErrors {
             "TRANSITION_PENDING");
 
     /** Whether a mutating call's request is recorded by the gateway. */
-    enum Record {
+    enum Recording {
         RECORDED,
         NOT_RECORDED,
         /** No gateway answered (deadline, connection lost): it may have received and recorded the call. */
         UNKNOWN
     }
 
-    static Record record(StatusRuntimeException error) {
+    static Recording record(StatusRuntimeException error) {
         Optional<String> reason = reason(error);
         if (reason.isEmpty()) {
-            return Record.UNKNOWN;
+            return Recording.UNKNOWN;
         }
-        return RECORDED_REASONS.contains(reason.get()) ? Record.RECORDED : Record.NOT_RECORDED;
+        return RECORDED_REASONS.contains(reason.get()) ? Recording.RECORDED : Recording.NOT_RECORDED;
     }
 
     /** The ErrorInfo reason, present when a Sandgate gateway answered. */

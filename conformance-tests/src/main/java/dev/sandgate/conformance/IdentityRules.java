@@ -64,7 +64,7 @@ abstract class IdentityRules extends KitBase {
                             () -> new SandboxRef(id, workspace, "n".repeat(64))));
             refusals.forEach((field, attempts) -> {
                 for (Executable attempt : attempts) {
-                    DriverException refused = expectFailure(DriverErrorCode.INVALID_ARGUMENT, attempt::execute);
+                    DriverException refused = expectFailure(DriverErrorCode.INVALID_ARGUMENT, attempt);
                     assertThat(refused.getMessage())
                             .as("the refusal names the field")
                             .startsWith(field + ":");

@@ -149,7 +149,8 @@ public final class LaunchPolicies {
             }
             first = false;
             json.append('"');
-            for (char c : value.toCharArray()) {
+            for (int i = 0; i < value.length(); i++) {
+                char c = value.charAt(i);
                 switch (c) {
                     case '"' -> json.append("\\\"");
                     case '\\' -> json.append("\\\\");

@@ -3,6 +3,7 @@ package dev.sandgate.distribution;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.regex.Matcher;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Starts bin/sandgate-gateway from the assembled folder with the reference driver on a free loopback port, waits for
  * gRPC health to say SERVING, and drives sandboxes through it with bin/sandgate.
  */
+@ProcessTest
 class AssembledGatewayTest {
     private static final Pattern TOKEN = Pattern.compile("(?m)^token:\\s+(\\S+)$");
 

@@ -2,6 +2,7 @@ package dev.sandgate.distribution;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sandgate.testing.ProcessTest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The assembled folder and archive have the documented layout. */
+@ProcessTest
 class DistributionLayoutTest {
     private static final Path HOME = Distribution.home();
 

@@ -12,6 +12,8 @@ import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.PortBinding;
 import com.github.dockerjava.api.model.Ports;
+import dev.sandgate.testing.EngineTest;
+import dev.sandgate.testing.ProcessTest;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -43,6 +45,8 @@ import org.testcontainers.utility.DockerImageName;
  * with {@code SANDGATE_INSECURE=true}, which the lifecycle tests set; the last test checks the refusal without it.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ProcessTest
+@EngineTest
 class GatewayImageTest {
     private static final int GRPC_PORT = 7443;
 

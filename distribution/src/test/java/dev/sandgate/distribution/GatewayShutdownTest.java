@@ -3,6 +3,7 @@ package dev.sandgate.distribution;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.sandgate.testing.ProcessTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What an operator and a watching client see when the assembled gateway gets SIGTERM. */
+@ProcessTest
 class GatewayShutdownTest {
     @TempDir
     Path scratch;

@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
+import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** SANDGATE_LOG_FORMAT=json: one JSON object per line, a transition's fields each a field of its own. */
+@ProcessTest
 class JsonLogFormatTest {
     private static final Pattern REQUEST_ID = Pattern.compile("request id: (\\S+)");
 

@@ -113,12 +113,12 @@ class LoggingConfigurationTest {
 
         assertThat(failures).hasValue(0);
         int[] next = new int[threads];
-        for (String line : output.text().split("\n")) {
+        for (String line : output.text().split("\n", -1)) {
             int at = line.indexOf("line writer=");
             if (at < 0) {
                 continue;
             }
-            String[] fields = line.substring(at + "line writer=".length()).split(" seq=");
+            String[] fields = line.substring(at + "line writer=".length()).split(" seq=", -1);
             int writer = Integer.parseInt(fields[0]);
             assertThat(Integer.parseInt(fields[1].strip()))
                     .as("writer %d's next line", writer)

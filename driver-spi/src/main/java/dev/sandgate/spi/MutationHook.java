@@ -23,6 +23,8 @@ public interface MutationHook {
     }
 
     /**
+     * Called before the driver mutates a backend resource.
+     *
      * @param ref the sandbox
      * @param operation what the driver is about to do
      * @param backendId the immutable backend identifier the driver will mutate through

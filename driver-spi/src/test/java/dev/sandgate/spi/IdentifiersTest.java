@@ -69,7 +69,8 @@ class IdentifiersTest {
             candidates.add(valid + "a");
             candidates.add(valid.substring(1));
             for (int i = 0; i < valid.length(); i++) {
-                for (char c : alphabet.toCharArray()) {
+                for (int j = 0; j < alphabet.length(); j++) {
+                    char c = alphabet.charAt(j);
                     candidates.add(valid.substring(0, i) + c + valid.substring(i + 1));
                 }
             }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
@@ -17,7 +18,7 @@ class StampParsingAndRefusalsTest {
     void aRefParsesFromValidStampsOnly() {
         assertThat(SandboxRef.parse(ID, "team", "box")).contains(REF);
         assertThat(SandboxRef.parse(null, "team", "box")).isEmpty();
-        assertThat(SandboxRef.parse(ID.toUpperCase(), "team", "box")).isEmpty();
+        assertThat(SandboxRef.parse(ID.toUpperCase(Locale.ROOT), "team", "box")).isEmpty();
         assertThat(SandboxRef.parse(ID, "Team", "box")).isEmpty();
         assertThat(SandboxRef.parse(ID, "team", "")).isEmpty();
         assertThat(SandboxRef.parse(ID, "team", "b".repeat(64))).isEmpty();

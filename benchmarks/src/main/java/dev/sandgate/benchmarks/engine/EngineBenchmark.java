@@ -122,7 +122,7 @@ public final class EngineBenchmark {
             for (LifecycleSide side : order(sides, i)) {
                 Map<Operation, Samples> samples = warmup ? null : measured.get(side.label());
                 Runnable beforeEachCall = () -> {};
-                if (side == probed) {
+                if (side.equals(probed)) {
                     beforeEachCall = () -> {
                         long nanos = bareCall.getAsLong();
                         if (!warmup) {

@@ -6,8 +6,10 @@ import dev.sandgate.driver.container.testing.DockerJavaBackendProbe;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.testing.EngineTest;
 
 /** The conformance kit against a real Docker Engine (set up by scripts/test; see {@link DockerTestEngine}). */
+@EngineTest
 class DockerDriverConformanceTest extends ComputeDriverConformanceTest {
     @Override
     protected ComputeDriverProvider provider() {

@@ -7,9 +7,11 @@ import dev.sandgate.driver.container.testing.ContainerEngineDriverTest;
 import dev.sandgate.driver.container.testing.TestEngine;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.testing.EngineTest;
 import org.junit.jupiter.api.Test;
 
 /** The container driver's engine tests against a real Docker Engine. */
+@EngineTest
 class DockerDriverTest extends ContainerEngineDriverTest {
     @Override
     protected TestEngine engine() {

@@ -9,6 +9,8 @@ import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.testing.EngineTest;
+import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -18,6 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The kit over the wire: the Docker driver in a driver host process of its own, called through the remote driver; the
  * probe talks to the engine directly.
  */
+@ProcessTest
+@EngineTest
 class HostedDockerDriverConformanceTest extends ComputeDriverConformanceTest {
     @TempDir
     static Path directory;

@@ -11,7 +11,8 @@ import io.grpc.ServerCredentials;
 import io.grpc.TlsServerCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import java.io.IOException;
@@ -82,12 +83,13 @@ public final class DriverHost implements AutoCloseable {
         var service = new DriverHostService(instances, calls);
         return switch (listen) {
             case Listen.Unix unix -> {
-                EventLoopGroup group = new EpollEventLoopGroup(
+                EventLoopGroup group = new MultiThreadIoEventLoopGroup(
                         2,
                         Thread.ofPlatform()
                                 .name("sandgate-driver-host-", 0)
                                 .daemon(true)
-                                .factory());
+                                .factory(),
+                        EpollIoHandler.newFactory());
                 Path path = unix.path().toAbsolutePath();
                 // Bind inside a private directory, restrict the socket, then move it into place: the socket is never
                 // reachable by others, not even between bind and chmod.
@@ -114,7 +116,7 @@ public final class DriverHost implements AutoCloseable {
                     Files.delete(privateDirectory);
                 } catch (IOException | UncheckedIOException e) {
                     server.shutdownNow();
-                    group.shutdownGracefully();
+                    var unused = group.shutdownGracefully();
                     throw e;
                 }
                 yield new DriverHost(server, instances, calls, Optional.of(group), Optional.of(path));
@@ -164,7 +166,9 @@ public final class DriverHost implements AutoCloseable {
         }
         instances.close();
         calls.shutdownNow();
-        eventLoop.ifPresent(EventLoopGroup::shutdownGracefully);
+        eventLoop.ifPresent(group -> {
+            var unused = group.shutdownGracefully();
+        });
         socket.ifPresent(path -> {
             try {
                 Files.deleteIfExists(path);

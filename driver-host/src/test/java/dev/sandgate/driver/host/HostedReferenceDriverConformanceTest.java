@@ -8,6 +8,7 @@ import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The whole kit over the wire: the reference driver in a driver host process, called through the remote driver. */
+@ProcessTest
 class HostedReferenceDriverConformanceTest extends ComputeDriverConformanceTest {
     @TempDir
     static Path directory;

@@ -9,6 +9,7 @@ import dev.sandgate.driver.remote.RemoteSettings;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * class path of its own (driver-host's jars and a directory with the reference driver's jars, nothing of this test's
  * class path), called through the remote driver with a client certificate of the CA the host trusts.
  */
+@ProcessTest
 class HostedReferenceOverMtlsConformanceTest extends ComputeDriverConformanceTest {
     @TempDir
     static Path directory;

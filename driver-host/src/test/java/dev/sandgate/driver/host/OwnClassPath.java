@@ -32,7 +32,7 @@ final class OwnClassPath {
                 throw new IllegalStateException(runtime.toAbsolutePath()
                         + " is missing: run the tests through Maven (the dependency plugin writes it)");
             }
-            for (String entry : Files.readString(runtime).strip().split(File.pathSeparator)) {
+            for (String entry : Files.readString(runtime).strip().split(File.pathSeparator, -1)) {
                 if (!entry.isBlank()) {
                     entries.add(entry);
                 }

@@ -6,6 +6,7 @@ import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.testing.ProcessTest;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * python3-grpc-tools (scripts/engines/python.sh installs them); the stubs are generated here, into the test's
  * temporary directory.
  */
+@ProcessTest
 class PythonExampleDriverConformanceTest extends ComputeDriverConformanceTest {
     static final String PYTHON = "/usr/bin/python3";
     static final Path DRIVER_DIRECTORY =

@@ -20,6 +20,7 @@ import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.StaticPolicy;
+import dev.sandgate.testing.ProcessTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A driver process that dies in the middle of a call, and comes back. */
+@ProcessTest
 class RemoteDriverReconnectTest {
     @TempDir
     Path directory;

@@ -4,9 +4,6 @@ import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.driver.kubernetes.KubernetesSettings.NamespaceMode;
 import dev.sandgate.driver.kubernetes.KubernetesSettings.NetworkNoneMode;
-import dev.sandgate.driver.kubernetes.SandboxObjects.Stamps;
-import dev.sandgate.driver.toolkit.Backoff;
-import dev.sandgate.driver.toolkit.Identity;
 import dev.sandgate.driver.toolkit.StartDecision;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.CreateResult;
@@ -34,18 +31,11 @@ import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
 import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
-import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Preconditions;
-import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.Watch;
 import io.fabric8.kubernetes.client.Watcher;
-import io.fabric8.kubernetes.client.dsl.FilterWatchListDeletable;
-import io.fabric8.kubernetes.client.dsl.MixedOperation;
-import io.fabric8.kubernetes.client.dsl.Resource;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -58,7 +48,6 @@ import java.util.Set;
 import java.util.concurrent.CopyOnWriteArraySet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -91,7 +80,6 @@ final class KubernetesComputeDriver implements ComputeDriver {
     private static final Logger log = LoggerFactory.getLogger(KubernetesComputeDriver.class);
     private static final int LOCK_STRIPES = 64;
     private static final int MAX_ATTEMPTS = 20;
-    private static final String BACKEND_ID = "backend_id";
 
     private final KubernetesClient client;
     private final KubernetesSettings settings;
@@ -100,6 +88,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
     private final SandboxManifests manifests;
     private final String sharedNamespace;
     private final DriverCapabilities capabilities;
+    private final SandboxApi api;
+    private final WorkspaceNamespaces namespaces;
     private final ReentrantLock[] locks = new ReentrantLock[LOCK_STRIPES];
     private final Set<SandboxWatchLoop> watches = new CopyOnWriteArraySet<>();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -118,6 +108,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
                                 () -> Optional.ofNullable(client.getNamespace()).orElse("default"))
                 : null;
         this.capabilities = new DriverCapabilities(enforceableFields(settings), true, true);
+        this.api = new SandboxApi(client, settings, version, context.gatewayId(), sharedNamespace);
+        this.namespaces = new WorkspaceNamespaces(client, settings);
         for (int i = 0; i < locks.length; i++) {
             locks[i] = new ReentrantLock();
         }
@@ -178,18 +170,18 @@ final class KubernetesComputeDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         validate(spec, launch);
         return locked(ref, () -> {
-            String namespace = namespaceOf(ref);
+            String namespace = api.namespaceOf(ref);
             String name = ResourceNames.sandboxName(sharedNamespace != null, ref);
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<Located> existing = findById(ref.id());
+                Optional<SandboxApi.Located> existing = api.findById(ref.id());
                 if (existing.isPresent()) {
                     return existingForCreate(ref, spec, launch, existing.get());
                 }
-                prepareNamespace(namespace, ref.workspace(), launch);
+                namespaces.prepare(namespace, ref.workspace(), launch);
                 GenericKubernetesResource manifest = manifests.newSandbox(namespace, name, ref, spec, launch);
                 GenericKubernetesResource created;
                 try {
-                    created = sandboxes()
+                    created = api.sandboxes()
                             .inNamespace(namespace)
                             .resource(manifest)
                             .create();
@@ -199,7 +191,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                     }
                     GenericKubernetesResource occupant = KubernetesErrors.call(
                             "read Sandbox " + namespace + "/" + name,
-                            () -> sandboxes()
+                            () -> api.sandboxes()
                                     .inNamespace(namespace)
                                     .withName(name)
                                     .get());
@@ -220,15 +212,16 @@ final class KubernetesComputeDriver implements ComputeDriver {
                         version.apiVersion(),
                         SandboxObjects.uid(created),
                         launch.generation());
-                return new CreateResult(observe(located(created)), true);
+                return new CreateResult(api.observe(api.located(created)), true);
             }
             throw new DriverException(
                     DriverErrorCode.ABORTED, "Sandbox " + namespace + "/" + name + " kept changing during create");
         });
     }
 
-    private CreateResult existingForCreate(SandboxRef ref, SandboxSpec spec, LaunchInput launch, Located existing) {
-        verifyIdentity(ref, existing);
+    private CreateResult existingForCreate(
+            SandboxRef ref, SandboxSpec spec, LaunchInput launch, SandboxApi.Located existing) {
+        SandboxApi.verifyIdentity(ref, existing);
         if (existing.stamps().generation() != launch.generation()
                 || !existing.stamps().policyDigest().equals(launch.policy().digest())) {
             throw DriverException.alreadyExists(
@@ -238,7 +231,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                     existing.stamps().policyDigest());
         }
         ensureEnvironment(existing.namespace(), ref, spec, existing.object());
-        return new CreateResult(observe(existing), false);
+        return new CreateResult(api.observe(existing), false);
     }
 
     private static DriverException nameTaken(
@@ -280,118 +273,22 @@ final class KubernetesComputeDriver implements ComputeDriver {
         }
     }
 
-    private void prepareNamespace(String namespace, String workspace, LaunchInput launch) {
-        if (settings.namespaceMode() == NamespaceMode.PER_WORKSPACE) {
-            ensureNamespace(namespace, workspace);
-        }
-        if (SandboxManifests.networkNone(launch) && settings.networkNone() == NetworkNoneMode.NETWORK_POLICY) {
-            ensureDenyAllPolicy(namespace);
-        }
-    }
-
-    /**
-     * Creates a workspace's namespace on its first sandbox, labelled as the driver's and with the baseline Pod
-     * Security level enforced (sandbox pods run untrusted code). The driver never deletes namespaces.
-     */
-    private void ensureNamespace(String namespace, String workspace) {
-        if (KubernetesErrors.call(
-                        "read namespace " + namespace,
-                        () -> client.namespaces().withName(namespace).get())
-                != null) {
-            return;
-        }
-        try {
-            client.namespaces()
-                    .resource(new NamespaceBuilder()
-                            .withNewMetadata()
-                            .withName(namespace)
-                            .addToLabels(Labels.MANAGED_BY, Labels.MANAGED_BY_VALUE)
-                            .addToLabels(Labels.WORKSPACE, workspace)
-                            .addToLabels("pod-security.kubernetes.io/enforce", "baseline")
-                            .endMetadata()
-                            .build())
-                    .create();
-            log.info("Created namespace {} for a workspace", namespace);
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != KubernetesErrors.CONFLICT) {
-                throw KubernetesErrors.translate("create namespace " + namespace, e);
-            }
-        }
-    }
-
-    /**
-     * Makes sure the namespace has the NetworkPolicy that denies all traffic of pods labelled for network mode none,
-     * creating it when absent and refusing to launch when an existing one no longer denies everything.
-     */
-    private void ensureDenyAllPolicy(String namespace) {
-        NetworkPolicy existing = KubernetesErrors.call(
-                "read NetworkPolicy " + namespace + "/" + SandboxManifests.NETWORK_POLICY_NAME,
-                () -> client.network()
-                        .networkPolicies()
-                        .inNamespace(namespace)
-                        .withName(SandboxManifests.NETWORK_POLICY_NAME)
-                        .get());
-        if (existing == null) {
-            try {
-                client.network()
-                        .networkPolicies()
-                        .inNamespace(namespace)
-                        .resource(SandboxManifests.denyAllNetworkPolicy(namespace))
-                        .create();
-                log.info("Created NetworkPolicy {}/{}", namespace, SandboxManifests.NETWORK_POLICY_NAME);
-            } catch (KubernetesClientException e) {
-                if (e.getCode() != KubernetesErrors.CONFLICT) {
-                    throw KubernetesErrors.translate("create NetworkPolicy in " + namespace, e);
-                }
-            }
-            return;
-        }
-        if (!SandboxManifests.deniesAll(existing)) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "NetworkPolicy " + namespace + "/" + SandboxManifests.NETWORK_POLICY_NAME
-                            + " no longer denies all traffic of pods labelled " + SandboxManifests.NETWORK_LABEL
-                            + "=none; refusing to launch with network mode none");
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------------------------
     // get and list
 
     @Override
     public SandboxObservation get(SandboxRef ref) {
         requireNonNull(ref, "ref is null");
-        return observe(resolve(ref));
+        return api.observe(api.resolve(ref));
     }
 
     @Override
     public List<SandboxObservation> list() {
         List<SandboxObservation> observations = new ArrayList<>();
-        for (GenericKubernetesResource item : listOwn().getItems()) {
-            observation(item).ifPresent(observations::add);
+        for (GenericKubernetesResource item : api.listOwn().getItems()) {
+            api.observation(item).ifPresent(observations::add);
         }
         return observations;
-    }
-
-    private GenericKubernetesResourceList listOwn() {
-        return KubernetesErrors.call(
-                "list sandboxes", () -> scoped().withLabels(ownSelector()).list());
-    }
-
-    private Map<String, String> ownSelector() {
-        return Map.of(Labels.MANAGED_BY, Labels.MANAGED_BY_VALUE, Labels.GATEWAY_ID, context.gatewayId());
-    }
-
-    private Optional<SandboxObservation> observation(GenericKubernetesResource item) {
-        Optional<Stamps> stamps = SandboxObjects.stamps(item);
-        if (stamps.isEmpty()) {
-            log.warn(
-                    "Ignoring Sandbox {}/{}: it carries this gateway's id but not a complete set of sandgate stamps",
-                    item.getMetadata().getNamespace(),
-                    item.getMetadata().getName());
-            return Optional.empty();
-        }
-        return Optional.of(SandboxObjects.observe(item, stamps.get(), version));
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -404,8 +301,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
         validateLaunch(launch);
         return locked(ref, () -> {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Located sandbox = resolve(ref);
-                refuseIfDeleting(ref, sandbox);
+                SandboxApi.Located sandbox = api.resolve(ref);
+                SandboxApi.refuseIfDeleting(ref, sandbox);
                 long current = sandbox.stamps().generation();
                 boolean desiredRunning = version.desiredRunning(sandbox.object());
                 SandboxState state =
@@ -420,16 +317,17 @@ final class KubernetesComputeDriver implements ComputeDriver {
                         active,
                         capabilities.launchPolicyOnStart());
                 if (decision == StartDecision.REPLAY) {
-                    return new StartResult(observe(sandbox), false);
+                    return new StartResult(api.observe(sandbox), false);
                 }
                 if (SandboxManifests.networkNone(launch) && settings.networkNone() == NetworkNoneMode.NETWORK_POLICY) {
-                    ensureDenyAllPolicy(sandbox.namespace());
+                    namespaces.ensureDenyAllPolicy(sandbox.namespace());
                 }
                 if (ended) {
                     // The execution ended while the spec still asks for a running pod: the controller keeps the
                     // finished pod, so suspend first; the next round launches.
                     beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
-                    Optional<Located> suspended = patch(ref, sandbox, manifests.runModePatch(sandbox.object(), false));
+                    Optional<SandboxApi.Located> suspended =
+                            api.patch(ref, sandbox, manifests.runModePatch(sandbox.object(), false));
                     if (suspended.isPresent()) {
                         awaitStopped(ref, suspended.get());
                     }
@@ -439,7 +337,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                         ? manifests.runModePatch(sandbox.object(), true)
                         : manifests.launchPatch(sandbox.object(), ref, launch);
                 beforeMutation(ref, MutationHook.Operation.START, sandbox.uid());
-                Optional<Located> launched = patch(ref, sandbox, patch);
+                Optional<SandboxApi.Located> launched = api.patch(ref, sandbox, patch);
                 if (launched.isEmpty()) {
                     continue;
                 }
@@ -450,7 +348,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                         sandbox.namespace(),
                         sandbox.name(),
                         sandbox.uid());
-                return new StartResult(observe(launched.get()), true);
+                return new StartResult(api.observe(launched.get()), true);
             }
             throw keptChanging(ref);
         });
@@ -465,21 +363,22 @@ final class KubernetesComputeDriver implements ComputeDriver {
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         return locked(ref, () -> {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Located sandbox = resolve(ref);
-                requireGeneration(ref, sandbox, expectedGeneration);
-                refuseIfDeleting(ref, sandbox);
+                SandboxApi.Located sandbox = api.resolve(ref);
+                SandboxApi.requireGeneration(ref, sandbox, expectedGeneration);
+                SandboxApi.refuseIfDeleting(ref, sandbox);
                 if (!version.desiredRunning(sandbox.object())) {
-                    return new StopResult(observe(awaitStopped(ref, sandbox)), false);
+                    return new StopResult(api.observe(awaitStopped(ref, sandbox)), false);
                 }
                 SandboxState before =
                         SandboxObjects.read(sandbox.object(), version).state();
                 boolean wasActive = before != SandboxState.STOPPED && before != SandboxState.FAILED;
                 beforeMutation(ref, MutationHook.Operation.STOP, sandbox.uid());
-                Optional<Located> patched = patch(ref, sandbox, manifests.runModePatch(sandbox.object(), false));
+                Optional<SandboxApi.Located> patched =
+                        api.patch(ref, sandbox, manifests.runModePatch(sandbox.object(), false));
                 if (patched.isEmpty()) {
                     continue;
                 }
-                Located stopped = awaitStopped(ref, patched.get());
+                SandboxApi.Located stopped = awaitStopped(ref, patched.get());
                 log.info(
                         "Stopped sandbox {} at generation {} (Sandbox {}/{}, uid {})",
                         ref,
@@ -487,14 +386,14 @@ final class KubernetesComputeDriver implements ComputeDriver {
                         sandbox.namespace(),
                         sandbox.name(),
                         sandbox.uid());
-                return new StopResult(observe(stopped), wasActive);
+                return new StopResult(api.observe(stopped), wasActive);
             }
             throw keptChanging(ref);
         });
     }
 
-    private Located awaitStopped(SandboxRef ref, Located sandbox) {
-        return await(ref, sandbox, "stopped", current -> {
+    private SandboxApi.Located awaitStopped(SandboxRef ref, SandboxApi.Located sandbox) {
+        return api.await(ref, sandbox, "stopped", current -> {
             if (version.desiredRunning(current.object())) {
                 throw new DriverException(
                         DriverErrorCode.ABORTED,
@@ -513,13 +412,13 @@ final class KubernetesComputeDriver implements ComputeDriver {
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         return locked(ref, () -> {
             for (int attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-                Optional<Located> found = findById(ref.id());
+                Optional<SandboxApi.Located> found = api.findById(ref.id());
                 if (found.isEmpty()) {
                     return new DeleteResult(false);
                 }
-                Located sandbox = found.get();
-                verifyIdentity(ref, sandbox);
-                requireGeneration(ref, sandbox, expectedGeneration);
+                SandboxApi.Located sandbox = found.get();
+                SandboxApi.verifyIdentity(ref, sandbox);
+                SandboxApi.requireGeneration(ref, sandbox, expectedGeneration);
                 if (SandboxObjects.beingDeleted(sandbox.object())) {
                     // someone else's delete is under way: this call deletes nothing, but answers once it is done
                     awaitGone(ref, sandbox);
@@ -538,11 +437,11 @@ final class KubernetesComputeDriver implements ComputeDriver {
                     return new DeleteResult(true);
                 }
                 // 409 or 404: find out what is there now
-                Optional<Located> now = findById(ref.id());
+                Optional<SandboxApi.Located> now = api.findById(ref.id());
                 if (now.isEmpty()) {
                     return new DeleteResult(false);
                 }
-                requireSameObject(ref, sandbox, now.get());
+                SandboxApi.requireSameObject(ref, sandbox, now.get());
                 log.debug("Sandbox {} changed before it could be deleted (HTTP {}); deciding again", ref, code);
             }
             throw keptChanging(ref);
@@ -555,7 +454,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
      * resourceVersion precondition, so the request is sent raw. Returns the HTTP status: 200 or 202 deleted, 409 a
      * precondition failed, 404 already gone.
      */
-    private int deleteWithPreconditions(Located sandbox) {
+    private int deleteWithPreconditions(SandboxApi.Located sandbox) {
         DeleteOptions options = new DeleteOptions();
         options.setApiVersion("v1");
         options.setKind("DeleteOptions");
@@ -575,12 +474,12 @@ final class KubernetesComputeDriver implements ComputeDriver {
         }
     }
 
-    private void awaitGone(SandboxRef ref, Located sandbox) {
+    private void awaitGone(SandboxRef ref, SandboxApi.Located sandbox) {
         Duration timeout = settings.operationTimeout();
         long deadline = System.nanoTime() + timeout.toNanos();
-        var backoff = backoff();
+        var backoff = SandboxApi.backoff();
         while (true) {
-            GenericKubernetesResource current = readByName(sandbox);
+            GenericKubernetesResource current = api.readByName(sandbox);
             if (current == null || !sandbox.uid().equals(SandboxObjects.uid(current))) {
                 return;
             }
@@ -606,7 +505,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                     @Override
                     public SandboxWatchLoop.Listing list() {
                         GenericKubernetesResourceList list =
-                                scoped().withLabels(ownSelector()).list();
+                                api.scoped().withLabels(api.ownSelector()).list();
                         // no resourceVersion (never from an API server): watch from "any", i.e. now
                         String resourceVersion = list.getMetadata() == null
                                 ? null
@@ -617,7 +516,8 @@ final class KubernetesComputeDriver implements ComputeDriver {
 
                     @Override
                     public Watch watch(String resourceVersion, Watcher<GenericKubernetesResource> forwarder) {
-                        return scoped().withLabels(ownSelector())
+                        return api.scoped()
+                                .withLabels(api.ownSelector())
                                 .watch(
                                         new ListOptionsBuilder()
                                                 .withResourceVersion(resourceVersion)
@@ -626,7 +526,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
                                         forwarder);
                     }
                 },
-                this::observation,
+                api::observation,
                 watcher,
                 settings.operationTimeout());
         loop.start();
@@ -652,184 +552,6 @@ final class KubernetesComputeDriver implements ComputeDriver {
         if (closed.get()) {
             throw new DriverException(DriverErrorCode.UNAVAILABLE, "the Kubernetes driver is closed");
         }
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // lookups
-
-    /** A Sandbox object of this gateway together with its stamps. */
-    record Located(GenericKubernetesResource object, Stamps stamps) {
-        String namespace() {
-            return object.getMetadata().getNamespace();
-        }
-
-        String name() {
-            return object.getMetadata().getName();
-        }
-
-        String uid() {
-            return SandboxObjects.uid(object);
-        }
-    }
-
-    private MixedOperation<
-                    GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
-            sandboxes() {
-        return client.genericKubernetesResources(version.context());
-    }
-
-    /** Sandboxes where this driver keeps them: its shared namespace, or every namespace. */
-    private FilterWatchListDeletable<
-                    GenericKubernetesResource, GenericKubernetesResourceList, Resource<GenericKubernetesResource>>
-            scoped() {
-        return sharedNamespace != null
-                ? sandboxes().inNamespace(sharedNamespace)
-                : sandboxes().inAnyNamespace();
-    }
-
-    private String namespaceOf(SandboxRef ref) {
-        return sharedNamespace != null
-                ? sharedNamespace
-                : ResourceNames.workspaceNamespace(settings.namespacePrefix(), ref.workspace());
-    }
-
-    /** The sandbox carrying {@code id} under this gateway, found by label selector only. */
-    private Optional<Located> findById(String id) {
-        Map<String, String> selector = Map.of(Labels.GATEWAY_ID, context.gatewayId(), Labels.SANDBOX_ID, id);
-        List<GenericKubernetesResource> items = KubernetesErrors.call(
-                        "find sandbox " + id,
-                        () -> scoped().withLabels(selector).list())
-                .getItems();
-        if (items.isEmpty()) {
-            return Optional.empty();
-        }
-        if (items.size() > 1) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    items.size() + " Sandbox objects carry sandbox id " + id + "; refusing to choose one");
-        }
-        GenericKubernetesResource item = items.get(0);
-        Stamps stamps = SandboxObjects.stamps(item)
-                .orElseThrow(() -> new DriverException(
-                        DriverErrorCode.FAILED_PRECONDITION,
-                        "Sandbox " + item.getMetadata().getNamespace() + "/"
-                                + item.getMetadata().getName() + " carries sandbox id " + id
-                                + " but not a complete set of sandgate stamps"));
-        return Optional.of(new Located(item, stamps));
-    }
-
-    /** Finds the sandbox by id and verifies its workspace and name; NOT_FOUND or FAILED_PRECONDITION otherwise. */
-    private Located resolve(SandboxRef ref) {
-        Located located = findById(ref.id()).orElseThrow(() -> DriverException.notFound(ref));
-        verifyIdentity(ref, located);
-        return located;
-    }
-
-    private static void verifyIdentity(SandboxRef ref, Located located) {
-        SandboxRef actual = located.stamps().ref();
-        Identity.requireLocator(ref, actual.workspace(), actual.name());
-    }
-
-    private static void requireGeneration(SandboxRef ref, Located sandbox, OptionalLong expected) {
-        Identity.requireExpectedGeneration(ref, expected, sandbox.stamps().generation());
-    }
-
-    private static void refuseIfDeleting(SandboxRef ref, Located sandbox) {
-        if (SandboxObjects.beingDeleted(sandbox.object())) {
-            throw new DriverException(DriverErrorCode.FAILED_PRECONDITION, "sandbox " + ref.id() + " is being deleted");
-        }
-    }
-
-    /** After a 409 or 404: the object now carrying the id must be the one that was read, else nothing is touched. */
-    private static void requireSameObject(SandboxRef ref, Located before, Located now) {
-        if (!before.uid().equals(now.uid())) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "sandbox " + ref.id() + " was replaced between lookup and mutation (uid " + before.uid()
-                            + " became " + now.uid() + "); nothing was changed",
-                    List.of(new Mismatch(BACKEND_ID, before.uid(), now.uid())),
-                    null);
-        }
-        verifyIdentity(ref, now);
-    }
-
-    private Located located(GenericKubernetesResource object) {
-        Stamps stamps = SandboxObjects.stamps(object)
-                .orElseThrow(() -> new DriverException(
-                        DriverErrorCode.INTERNAL,
-                        "Sandbox " + object.getMetadata().getName() + " lost its sandgate stamps"));
-        return new Located(object, stamps);
-    }
-
-    private SandboxObservation observe(Located located) {
-        return SandboxObjects.observe(located.object(), located.stamps(), version);
-    }
-
-    private GenericKubernetesResource readByName(Located sandbox) {
-        return KubernetesErrors.call(
-                "read Sandbox " + sandbox.namespace() + "/" + sandbox.name(),
-                () -> sandboxes()
-                        .inNamespace(sandbox.namespace())
-                        .withName(sandbox.name())
-                        .get());
-    }
-
-    // ---------------------------------------------------------------------------------------------------------------
-    // mutation helpers
-
-    /**
-     * Applies a JSON merge patch that carries the resourceVersion read. Returns the patched object, or empty when the
-     * API server answered 409 or 404 and the object now carrying the id is the same one (changed meanwhile): the
-     * caller decides again. Throws NOT_FOUND when the sandbox is gone and FAILED_PRECONDITION when it was replaced.
-     */
-    private Optional<Located> patch(SandboxRef ref, Located sandbox, Map<String, Object> patch) {
-        String json = client.getKubernetesSerialization().asJson(patch);
-        try {
-            GenericKubernetesResource patched = sandboxes()
-                    .inNamespace(sandbox.namespace())
-                    .withName(sandbox.name())
-                    .patch(PatchContext.of(PatchType.JSON_MERGE), json);
-            return Optional.of(located(patched));
-        } catch (KubernetesClientException e) {
-            if (e.getCode() != KubernetesErrors.CONFLICT && e.getCode() != KubernetesErrors.NOT_FOUND) {
-                throw KubernetesErrors.translate("patch Sandbox " + sandbox.namespace() + "/" + sandbox.name(), e);
-            }
-            Located now = findById(ref.id()).orElseThrow(() -> DriverException.notFound(ref));
-            requireSameObject(ref, sandbox, now);
-            log.debug("Sandbox {} changed before it could be patched (HTTP {}); deciding again", ref, e.getCode());
-            return Optional.empty();
-        }
-    }
-
-    /** Polls the sandbox until {@code done} holds; NOT_FOUND if it disappears, FAILED_PRECONDITION if replaced. */
-    private Located await(SandboxRef ref, Located sandbox, String what, Predicate<Located> done) {
-        Duration timeout = settings.operationTimeout();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        var backoff = backoff();
-        Located current = sandbox;
-        while (!done.test(current)) {
-            if (System.nanoTime() > deadline) {
-                throw new DriverException(
-                        DriverErrorCode.DEADLINE_EXCEEDED,
-                        "sandbox " + ref.id() + " was not " + what + " within " + timeout + " ("
-                                + SandboxObjects.read(current.object(), version).detail()
-                                + "; is the Agent Sandbox controller running?)");
-            }
-            backoff.pause("the controller");
-            GenericKubernetesResource object = readByName(sandbox);
-            if (object == null) {
-                throw DriverException.notFound(ref);
-            }
-            Located now = located(object);
-            requireSameObject(ref, sandbox, now);
-            current = now;
-        }
-        return current;
-    }
-
-    /** Pauses between looks at a sandbox the controller is working on: 10 ms, doubling up to 500 ms. */
-    private static Backoff backoff() {
-        return new Backoff(Duration.ofMillis(10), Duration.ofMillis(500));
     }
 
     private static DriverException keptChanging(SandboxRef ref) {

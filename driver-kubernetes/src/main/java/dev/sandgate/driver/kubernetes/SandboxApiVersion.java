@@ -13,6 +13,7 @@ import java.util.Optional;
  * in v1beta1, {@code spec.replicas} (1 or 0) in v1alpha1. Pod template, volume claim templates and the {@code Ready}
  * and {@code Suspended} conditions are the same in both.
  */
+@SuppressWarnings("ImmutableEnumChecker") // fabric8's ResourceDefinitionContext is never changed once built
 enum SandboxApiVersion {
     V1BETA1("v1beta1") {
         @Override

@@ -189,7 +189,7 @@ final class SandboxWatchLoop implements WatchSubscription {
                 return;
             }
             long delayMillis = Math.min(2000, 100L << Math.min(reconnectAttempts, 5));
-            events.schedule(() -> reconnect(e), delayMillis, TimeUnit.MILLISECONDS);
+            var unused = events.schedule(() -> reconnect(e), delayMillis, TimeUnit.MILLISECONDS);
         }
     }
 

@@ -423,7 +423,7 @@ class DeployManifestsTest {
             assertThat(own.getRunAsNonRoot()).isTrue();
             assertThat(own.getReadOnlyRootFilesystem()).isTrue();
             assertThat(own.getAllowPrivilegeEscalation()).isFalse();
-            assertThat(own.getPrivileged()).isNotEqualTo(Boolean.TRUE);
+            assertThat(own.getPrivileged()).isNotEqualTo(true);
             assertThat(own.getCapabilities().getDrop()).containsExactly("ALL");
             assertThat(own.getCapabilities().getAdd()).isNullOrEmpty();
             assertThat(container.getResources().getLimits()).containsKey("memory");

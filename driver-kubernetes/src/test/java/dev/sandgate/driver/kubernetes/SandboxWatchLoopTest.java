@@ -21,6 +21,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -181,7 +182,7 @@ class SandboxWatchLoopTest {
         // The loop opens the next watch right after delivering Synced: wait for it rather than race it.
         awaitWatches(2);
         assertThat(source.watchedFrom).containsExactly("42", "99");
-        assertThat(source.closedWatches).isEqualTo(1);
+        assertThat(source.closedWatches).hasValue(1);
     }
 
     @Test
@@ -207,7 +208,7 @@ class SandboxWatchLoopTest {
         forwarder.eventReceived(Watcher.Action.MODIFIED, sandbox(ref, 1, "12", true));
 
         assertThat(watcher.events()).hasSize(2);
-        assertThat(source.closedWatches).isEqualTo(1);
+        assertThat(source.closedWatches).hasValue(1);
     }
 
     /** Lists {@link #items} at {@link #resourceVersion}; remembers the watcher it was given. */
@@ -217,7 +218,7 @@ class SandboxWatchLoopTest {
         volatile boolean failListing;
         volatile Watcher<GenericKubernetesResource> forwarder;
         final List<String> watchedFrom = new CopyOnWriteArrayList<>();
-        volatile int closedWatches;
+        final AtomicInteger closedWatches = new AtomicInteger();
 
         @Override
         public SandboxWatchLoop.Listing list() {
@@ -231,7 +232,7 @@ class SandboxWatchLoopTest {
         public Watch watch(String from, Watcher<GenericKubernetesResource> watcher) {
             watchedFrom.add(from);
             forwarder = watcher;
-            return () -> closedWatches++;
+            return closedWatches::incrementAndGet;
         }
     }
 
@@ -280,6 +281,7 @@ class SandboxWatchLoopTest {
             return error;
         }
 
+        @SuppressWarnings("WaitNotInLoop") // every caller loops on its condition
         private void waitUntil(long deadline, String what) {
             long remaining = deadline - System.nanoTime();
             if (remaining <= 0) {

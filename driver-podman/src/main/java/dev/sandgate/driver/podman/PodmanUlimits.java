@@ -51,6 +51,7 @@ public record PodmanUlimits(Map<String, Range> limits) {
         return parse(config.get(KEY, DEFAULT));
     }
 
+    @SuppressWarnings("StringSplitter") // the setting tolerates a trailing comma, as String.split does
     static PodmanUlimits parse(String text) {
         Map<String, Range> limits = new LinkedHashMap<>();
         for (String entry : text.split(",")) {

@@ -6,8 +6,10 @@ import dev.sandgate.driver.container.testing.DockerJavaBackendProbe;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.testing.EngineTest;
 
 /** The conformance kit against real Podman (set up by scripts/test; see {@link PodmanTestEngine}). */
+@EngineTest
 class PodmanDriverConformanceTest extends ComputeDriverConformanceTest {
     @Override
     protected ComputeDriverProvider provider() {

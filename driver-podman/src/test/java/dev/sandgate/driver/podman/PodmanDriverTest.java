@@ -10,6 +10,7 @@ import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.StaticPolicy;
+import dev.sandgate.testing.EngineTest;
 import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -17,6 +18,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 
 /** The container driver's engine tests against real Podman, plus what only Podman needs. */
+@EngineTest
 class PodmanDriverTest extends ContainerEngineDriverTest {
     @Override
     protected TestEngine engine() {

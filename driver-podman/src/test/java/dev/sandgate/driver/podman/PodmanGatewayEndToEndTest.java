@@ -25,7 +25,11 @@ import dev.sandgate.driver.container.testing.DockerJavaBackendProbe;
 import dev.sandgate.driver.container.testing.TestEngine;
 import dev.sandgate.gateway.lifecycle.FaultInjector;
 import dev.sandgate.gateway.lifecycle.FaultPoint;
+import dev.sandgate.gateway.server.GatewayMain;
 import dev.sandgate.spi.Labels;
+import dev.sandgate.testing.EngineTest;
+import dev.sandgate.testing.GatewayProcess;
+import dev.sandgate.testing.ProcessTest;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.protobuf.StatusProto;
@@ -48,6 +52,8 @@ import org.junit.jupiter.api.io.TempDir;
  * the middle of that start and another gateway process resumes it with the input the first one committed.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ProcessTest
+@EngineTest
 class PodmanGatewayEndToEndTest {
     private static final String WORKSPACE = "e2e";
     private static final String READ_ONLY_POLICY =
@@ -97,7 +103,13 @@ class PodmanGatewayEndToEndTest {
         for (FaultPoint point : fault) {
             arguments.addAll(List.of("--enable-test-faults", "--fault-point", point.externalName()));
         }
-        GatewayProcess started = GatewayProcess.start(root, name, arguments);
+        GatewayProcess started = GatewayProcess.start(
+                root,
+                name,
+                // This test's class path: the Podman driver, and none of the gateway's own test drivers.
+                System.getProperty("java.class.path"),
+                GatewayMain.class.getName(),
+                arguments);
         processes.add(started);
         return started;
     }
@@ -233,7 +245,7 @@ class PodmanGatewayEndToEndTest {
 
     private Sandbox awaitReadyAt(String id, long generation) {
         return await("sandbox " + id + " READY at generation " + generation)
-                .atMost(Duration.ofSeconds(120))
+                .atMost(Duration.ofMinutes(2))
                 .pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(100))
                 .until(

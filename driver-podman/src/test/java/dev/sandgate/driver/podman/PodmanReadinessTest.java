@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.sandgate.gateway.server.Gateway;
 import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.testing.EngineTest;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * shared service other tests use is left alone), is killed and started again while the gateway runs on it. The health
  * of sandgate.v1.SandboxService follows; the whole server's (liveness) stays SERVING. Prints how long each flip took.
  */
+@EngineTest
 class PodmanReadinessTest {
     private static final Duration READINESS_INTERVAL = Duration.ofMillis(250);
     private static final String SERVICE = "sandgate.v1.SandboxService";

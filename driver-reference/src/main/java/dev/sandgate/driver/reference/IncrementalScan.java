@@ -121,7 +121,6 @@ final class IncrementalScan {
     private int[] sliceStart = {0, 0};
     private boolean reread;
     private boolean relist;
-    private long scans;
     private long reads;
     private long told;
     private long looks;
@@ -186,7 +185,6 @@ final class IncrementalScan {
      * closed): the first scan of many sandboxes is never held whole. Returns false if stopped.
      */
     boolean first(BiPredicate<String, Seen> each) {
-        scans = 0;
         rounds = 0;
         slices = 1;
         slice = 0;
@@ -208,7 +206,6 @@ final class IncrementalScan {
 
     /** What changed since the previous scan. */
     Delta next() {
-        scans++;
         if (slice + 1 >= slices) {
             startRound();
         } else {
@@ -225,7 +222,7 @@ final class IncrementalScan {
                 if (!listed.contains(entry.getKey())) {
                     it.remove();
                     looked.add(entry.getKey());
-                    compare(entry.getKey(), entry.getValue(), null, changed, removed);
+                    compare(entry.getValue(), null, changed, removed);
                 }
             }
             for (String key : listed) {
@@ -259,7 +256,7 @@ final class IncrementalScan {
         rounds++;
         slice = 0;
         reread = rounds % fullRounds == 0;
-        slices = Math.max(sweepEvery, (int) Math.min(Integer.MAX_VALUE / 2, known.size() / MAX_LOOKS_PER_SCAN + 1));
+        slices = Math.max(sweepEvery, known.size() / MAX_LOOKS_PER_SCAN + 1);
         long folder = folderModified();
         relist = reread || folder != listed || listed == RACY;
         if (relist) {
@@ -299,6 +296,7 @@ final class IncrementalScan {
         }
     }
 
+    @SuppressWarnings("ReferenceEquality") // the same entry object means the record did not change: a fast path
     private void lookAt(String key, boolean reread, List<Seen> changed, List<SandboxObservation> removed) {
         Entry before = known.get(key);
         Looked looked = look(key, before, reread);
@@ -309,10 +307,11 @@ final class IncrementalScan {
             known.put(key, after);
         }
         if (before != after) {
-            compare(key, before, looked, changed, removed);
+            compare(before, looked, changed, removed);
         }
     }
 
+    @SuppressWarnings("ModifyCollectionInEnhancedForLoop") // a concurrent set: its iterator tolerates removal
     private Collection<String> drainMarked() {
         var keys = new ArrayList<String>(marked.size());
         for (String key : marked) {
@@ -373,8 +372,7 @@ final class IncrementalScan {
     }
 
     /** What the watch delivers for one record going from {@code before} to {@code after} (null: absent). */
-    private static void compare(
-            String key, Entry before, Looked after, List<Seen> changed, List<SandboxObservation> removed) {
+    private static void compare(Entry before, Looked after, List<Seen> changed, List<SandboxObservation> removed) {
         Sandbox was = before == null ? null : before.sandbox();
         Sandbox is =
                 after == null || after.entry() == null ? null : after.entry().sandbox();

@@ -2,6 +2,7 @@ package dev.sandgate.driver.reference;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.GuardedMutations;
 import dev.sandgate.driver.toolkit.Identity;
 import dev.sandgate.driver.toolkit.PollingWatch;
 import dev.sandgate.driver.toolkit.StartDecision;
@@ -78,6 +79,7 @@ final class ReferenceDriver implements ComputeDriver {
     private final MutationHook mutationHook;
     private final DriverCapabilities capabilities;
     private final Duration watchInterval;
+    private final GuardedMutations<StoredResource> guard;
     private final Set<Subscription> watches = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -87,6 +89,45 @@ final class ReferenceDriver implements ComputeDriver {
         this.mutationHook = context.mutationHook();
         this.capabilities = new DriverCapabilities(settings.enforceableFields(), settings.launchPolicyOnStart(), true);
         this.watchInterval = settings.watchInterval();
+        this.guard = new GuardedMutations<>(gatewayId, "the resource stored for sandbox", new Records());
+    }
+
+    /** The backend's records as the toolkit's mutation guard reads, locks and describes them. */
+    private final class Records implements GuardedMutations.Records<StoredResource> {
+        @Override
+        public Optional<StoredResource> read(String sandboxId) {
+            return backend.read(gatewayId, sandboxId);
+        }
+
+        @Override
+        public <T> T locked(String sandboxId, Supplier<T> body) {
+            return backend.locked(gatewayId, sandboxId, body);
+        }
+
+        @Override
+        public Identity.Stamps stamps(StoredResource resource) {
+            return new Identity.Stamps(
+                    resource.label(Labels.SANDBOX_ID),
+                    resource.label(Labels.GATEWAY_ID),
+                    resource.label(Labels.WORKSPACE),
+                    resource.label(Labels.NAME));
+        }
+
+        @Override
+        public String backendId(StoredResource resource) {
+            return resource.backendId();
+        }
+
+        @Override
+        public long generation(StoredResource resource) {
+            return ReferenceDriver.generation(resource);
+        }
+
+        /** Called without the sandbox's lock (the hook may wait on the sandbox). */
+        @Override
+        public void beforeMutation(SandboxRef ref, MutationHook.Operation operation, StoredResource resource) {
+            backend.beforeMutation(gatewayId, mutationHook, ref, operation, resource.backendId());
+        }
     }
 
     @Override
@@ -115,7 +156,7 @@ final class ReferenceDriver implements ComputeDriver {
             Optional<StoredResource> existing =
                     backend.exists(gatewayId, ref.id()) ? backend.read(gatewayId, ref.id()) : Optional.empty();
             if (existing.isPresent()) {
-                StoredResource resource = verified(ref, existing.get());
+                StoredResource resource = guard.verified(ref, existing.get());
                 long generation = generation(resource);
                 String digest = resource.label(Labels.POLICY_DIGEST);
                 if (generation == launch.generation()
@@ -144,7 +185,7 @@ final class ReferenceDriver implements ComputeDriver {
     public SandboxObservation get(SandboxRef ref) {
         requireNonNull(ref, "ref is null");
         requireOpen();
-        return boundary(() -> observe(resolve(ref)));
+        return boundary(() -> observe(guard.resolve(ref)));
     }
 
     @Override
@@ -159,28 +200,21 @@ final class ReferenceDriver implements ComputeDriver {
         requireNonNull(launch, "launch is null");
         requireOpen();
         capabilities.requireEnforceable(launch.policy());
-        return boundary(() -> {
-            StoredResource resolved = resolve(ref);
-            if (!decide(ref, resolved, launch).launches()) {
-                return new StartResult(observe(resolved), false);
-            }
-            beforeMutation(ref, MutationHook.Operation.START, resolved);
-            return backend.locked(gatewayId, ref.id(), () -> {
-                StoredResource current = sameIncarnation(ref, resolved);
-                if (!decide(ref, current, launch).launches()) {
-                    return new StartResult(observe(current), false);
-                }
-                storedSpec(ref); // a launch needs the spec kept at create
-                StoredResource launched = current.withState(StoredResource.State.RUNNING)
-                        .withLabels(Map.of(
-                                Labels.GENERATION, Long.toString(launch.generation()),
-                                Labels.POLICY_DIGEST, launch.policy().digest()))
-                        .withSettings(LaunchSettings.of(launch.policy()));
-                wrote(launched, backend.replace(current, launched));
-                LOG.log(Level.DEBUG, "started {0} at generation {1}", ref, launch.generation());
-                return new StartResult(observe(launched), true);
-            });
-        });
+        return boundary(() -> guard.start(
+                ref,
+                resource -> decide(ref, resource, launch).launches(),
+                resource -> new StartResult(observe(resource), false),
+                resource -> storedSpec(ref), // a launch needs the spec kept at create
+                current -> {
+                    StoredResource launched = current.withState(StoredResource.State.RUNNING)
+                            .withLabels(Map.of(
+                                    Labels.GENERATION, Long.toString(launch.generation()),
+                                    Labels.POLICY_DIGEST, launch.policy().digest()))
+                            .withSettings(LaunchSettings.of(launch.policy()));
+                    wrote(launched, backend.replace(current, launched));
+                    LOG.log(Level.DEBUG, "started {0} at generation {1}", ref, launch.generation());
+                    return new StartResult(observe(launched), true);
+                }));
     }
 
     @Override
@@ -188,25 +222,17 @@ final class ReferenceDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         requireOpen();
-        return boundary(() -> {
-            StoredResource resolved = resolve(ref);
-            requireExpectedGeneration(ref, resolved, expectedGeneration);
-            if (!resolved.running()) {
-                return new StopResult(observe(resolved), false);
-            }
-            beforeMutation(ref, MutationHook.Operation.STOP, resolved);
-            return backend.locked(gatewayId, ref.id(), () -> {
-                StoredResource current = sameIncarnation(ref, resolved);
-                requireExpectedGeneration(ref, current, expectedGeneration);
-                if (!current.running()) {
-                    return new StopResult(observe(current), false);
-                }
-                StoredResource stopped = current.withState(StoredResource.State.STOPPED);
-                wrote(stopped, backend.replace(current, stopped));
-                LOG.log(Level.DEBUG, "stopped {0}", ref);
-                return new StopResult(observe(stopped), true);
-            });
-        });
+        return boundary(() -> guard.stop(
+                ref,
+                expectedGeneration,
+                StoredResource::running,
+                resource -> new StopResult(observe(resource), false),
+                current -> {
+                    StoredResource stopped = current.withState(StoredResource.State.STOPPED);
+                    wrote(stopped, backend.replace(current, stopped));
+                    LOG.log(Level.DEBUG, "stopped {0}", ref);
+                    return new StopResult(observe(stopped), true);
+                }));
     }
 
     @Override
@@ -214,27 +240,12 @@ final class ReferenceDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         requireOpen();
-        return boundary(() -> {
-            Optional<StoredResource> found = backend.read(gatewayId, ref.id());
-            if (found.isEmpty()) {
-                return new DeleteResult(false);
-            }
-            StoredResource resolved = verified(ref, found.get());
-            requireExpectedGeneration(ref, resolved, expectedGeneration);
-            beforeMutation(ref, MutationHook.Operation.DELETE, resolved);
-            return backend.locked(gatewayId, ref.id(), () -> {
-                Optional<StoredResource> now = backend.read(gatewayId, ref.id());
-                if (now.isEmpty()) {
-                    return new DeleteResult(false); // someone else removed it; nothing carries the id
-                }
-                StoredResource current = requireSameIncarnation(ref, resolved, now.get());
-                requireExpectedGeneration(ref, current, expectedGeneration);
-                boolean removed = backend.remove(gatewayId, ref.id());
-                changed(ref.id());
-                LOG.log(Level.DEBUG, "deleted {0}", ref);
-                return new DeleteResult(removed);
-            });
-        });
+        return boundary(() -> guard.delete(ref, expectedGeneration, () -> new DeleteResult(false), current -> {
+            boolean removed = backend.remove(gatewayId, ref.id());
+            changed(ref.id());
+            LOG.log(Level.DEBUG, "deleted {0}", ref);
+            return new DeleteResult(removed);
+        }));
     }
 
     @Override
@@ -278,11 +289,6 @@ final class ReferenceDriver implements ComputeDriver {
         for (Subscription subscription : watches) {
             subscription.scan().changed(key);
         }
-    }
-
-    /** The mutation hook, called without the sandbox's lock (the hook may wait on the sandbox). */
-    private void beforeMutation(SandboxRef ref, MutationHook.Operation operation, StoredResource resolved) {
-        backend.beforeMutation(gatewayId, mutationHook, ref, operation, resolved.backendId());
     }
 
     /**
@@ -338,36 +344,6 @@ final class ReferenceDriver implements ComputeDriver {
                 .findFirst();
     }
 
-    /** The resource carrying {@code ref.id()}, verified; NOT_FOUND or FAILED_PRECONDITION otherwise. */
-    private StoredResource resolve(SandboxRef ref) {
-        return verified(ref, backend.read(gatewayId, ref.id()).orElseThrow(() -> DriverException.notFound(ref)));
-    }
-
-    /** Checks that the resource stored under {@code ref.id()} is that sandbox, of this gateway, at that locator. */
-    private StoredResource verified(SandboxRef ref, StoredResource resource) {
-        Identity.requireStamps(
-                ref,
-                gatewayId,
-                "the resource stored for sandbox " + ref.id(),
-                new Identity.Stamps(
-                        resource.label(Labels.SANDBOX_ID),
-                        resource.label(Labels.GATEWAY_ID),
-                        resource.label(Labels.WORKSPACE),
-                        resource.label(Labels.NAME)));
-        return resource;
-    }
-
-    /** Under the lock: the resource now stored for {@code ref}, which must be the incarnation resolved before. */
-    private StoredResource sameIncarnation(SandboxRef ref, StoredResource resolved) {
-        StoredResource now = backend.read(gatewayId, ref.id()).orElseThrow(() -> DriverException.notFound(ref));
-        return requireSameIncarnation(ref, resolved, now);
-    }
-
-    private StoredResource requireSameIncarnation(SandboxRef ref, StoredResource resolved, StoredResource now) {
-        Identity.requireSameIncarnation(ref, resolved.backendId(), now.backendId());
-        return verified(ref, now);
-    }
-
     /** The Start(G) rules over what {@code resource} carries. */
     private StartDecision decide(SandboxRef ref, StoredResource resource, LaunchInput launch) {
         return StartDecision.decide(
@@ -377,10 +353,6 @@ final class ReferenceDriver implements ComputeDriver {
                 resource.label(Labels.POLICY_DIGEST),
                 resource.running(),
                 capabilities.launchPolicyOnStart());
-    }
-
-    private static void requireExpectedGeneration(SandboxRef ref, StoredResource resource, OptionalLong expected) {
-        Identity.requireExpectedGeneration(ref, expected, generation(resource));
     }
 
     private SandboxSpec storedSpec(SandboxRef ref) {

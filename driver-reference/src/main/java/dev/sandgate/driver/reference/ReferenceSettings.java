@@ -74,7 +74,7 @@ record ReferenceSettings(
             return Set.of();
         }
         Set<PolicyField> fields = EnumSet.noneOf(PolicyField.class);
-        for (String part : value.split(",")) {
+        for (String part : value.split(",", -1)) {
             String name = part.trim().toUpperCase(Locale.ROOT).replace('-', '_');
             if (name.isEmpty()) {
                 continue;

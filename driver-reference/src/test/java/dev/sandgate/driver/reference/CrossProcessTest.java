@@ -8,6 +8,7 @@ import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
+import dev.sandgate.testing.ProcessTest;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Several processes over one directory, as the gateway's crash-and-restart tests run it: the file locks serialize
  * them, and what one process did is what the others see.
  */
+@ProcessTest
 class CrossProcessTest {
     private static final int SANDBOXES = 40;
 

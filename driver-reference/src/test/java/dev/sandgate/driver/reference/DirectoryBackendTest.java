@@ -166,6 +166,7 @@ class DirectoryBackendTest {
     }
 
     @Test
+    @SuppressWarnings("ThreadPriorityCheck") // the yield widens the window an unlocked overlap would need
     void theLockOfAKeyExcludesOtherThreads() throws Exception {
         var backend = new DirectoryBackend(root);
         var inside = new AtomicInteger();

@@ -6,9 +6,10 @@ import io.grpc.ManagedChannel;
 import io.grpc.TlsChannelCredentials;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,12 +21,13 @@ import java.util.Set;
 public final class Channels {
     /** Shared by every channel over a Unix socket: daemon threads, created at first use. */
     private static final class UnixEventLoop {
-        static final EventLoopGroup GROUP = new EpollEventLoopGroup(
+        static final EventLoopGroup GROUP = new MultiThreadIoEventLoopGroup(
                 1,
                 Thread.ofPlatform()
                         .name("sandgate-remote-driver-", 0)
                         .daemon(true)
-                        .factory());
+                        .factory(),
+                EpollIoHandler.newFactory());
     }
 
     private Channels() {}

@@ -87,7 +87,7 @@ final class RemoteComputeDriver implements ComputeDriver {
         this.callContext = CallContext.newBuilder()
                 .setGatewayId(context.gatewayId())
                 .setInstanceId(UUID.randomUUID().toString())
-                .setAnnounceMutations(context.mutationHook() != MutationHook.NONE)
+                .setAnnounceMutations(!MutationHook.NONE.equals(context.mutationHook()))
                 .build();
     }
 

@@ -5,7 +5,8 @@ import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.epoll.EpollIoHandler;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollServerDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import java.io.IOException;
@@ -17,7 +18,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 record FakeDriverServer(EventLoopGroup group, Server server, Path socket) implements AutoCloseable {
     /** Serves {@code service} on {@code socket}, whose file gets {@code permissions} ("rw-------"). */
     static FakeDriverServer serve(Path socket, String permissions, BindableService service) throws IOException {
-        EventLoopGroup group = new EpollEventLoopGroup(1);
+        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, EpollIoHandler.newFactory());
         Server server = NettyServerBuilder.forAddress(new DomainSocketAddress(socket.toString()))
                 .channelType(EpollServerDomainSocketChannel.class)
                 .bossEventLoopGroup(group)
@@ -37,6 +38,6 @@ record FakeDriverServer(EventLoopGroup group, Server server, Path socket) implem
     @Override
     public void close() {
         server.shutdownNow();
-        group.shutdownGracefully();
+        var unused = group.shutdownGracefully();
     }
 }

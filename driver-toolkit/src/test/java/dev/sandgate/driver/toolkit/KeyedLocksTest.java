@@ -1,6 +1,7 @@
 package dev.sandgate.driver.toolkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.sandgate.spi.DriverErrorCode;
@@ -42,11 +43,10 @@ class KeyedLocksTest {
     @Test
     void locksAreDroppedOnceNobodyHoldsThem() {
         locks.call("a", Duration.ofSeconds(1), () -> "a");
-        catchThrowableOfType(
-                IllegalStateException.class,
-                () -> locks.call("b", Duration.ofSeconds(1), () -> {
+        assertThatThrownBy(() -> locks.call("b", Duration.ofSeconds(1), () -> {
                     throw new IllegalStateException("boom");
-                }));
+                }))
+                .isInstanceOf(IllegalStateException.class);
 
         assertThat(locks.size()).isZero();
     }

@@ -63,7 +63,7 @@ record GuestReport(List<String> lines) {
         if (end < 0) {
             return EMPTY;
         }
-        for (String line : text.substring(0, end).split("\n")) {
+        for (String line : text.substring(0, end).split("\n", -1)) {
             String trimmed = line.strip();
             if (trimmed.startsWith(PREFIX)) {
                 lines.add(trimmed.substring(PREFIX.length()));

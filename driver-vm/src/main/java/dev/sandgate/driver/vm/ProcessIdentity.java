@@ -75,7 +75,7 @@ record ProcessIdentity(long pid, long startTicks) {
             if (end < 0 || end + 2 >= text.length()) {
                 return Optional.empty();
             }
-            String[] fields = text.substring(end + 2).trim().split(" ");
+            String[] fields = text.substring(end + 2).trim().split(" ", -1);
             if (fields.length < 20) {
                 return Optional.empty();
             }

@@ -2,6 +2,7 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.GuardedMutations;
 import dev.sandgate.driver.toolkit.Identity;
 import dev.sandgate.driver.toolkit.PollingWatch;
 import dev.sandgate.driver.toolkit.SnapshotDiff;
@@ -70,6 +71,7 @@ final class VmDriver implements ComputeDriver {
     private final MutationHook mutationHook;
     private final DriverCapabilities capabilities = new DriverCapabilities(ENFORCEABLE, true, true);
     private final Set<PollingWatch> watches = ConcurrentHashMap.newKeySet();
+    private final GuardedMutations<VmRecord> guard;
     private volatile boolean closed;
 
     VmDriver(VmSettings settings, StateStore store, DriverContext context) {
@@ -78,6 +80,41 @@ final class VmDriver implements ComputeDriver {
         this.qemu = new Qemu(settings);
         this.gatewayId = context.gatewayId();
         this.mutationHook = context.mutationHook();
+        this.guard = new GuardedMutations<>(gatewayId, "the state directory of sandbox", new Records());
+    }
+
+    /** The state directories as the toolkit's mutation guard reads, locks and describes them. */
+    private final class Records implements GuardedMutations.Records<VmRecord> {
+        @Override
+        public Optional<VmRecord> read(String sandboxId) {
+            return store.read(gatewayId, sandboxId);
+        }
+
+        @Override
+        public <T> T locked(String sandboxId, Supplier<T> body) {
+            return store.locked(gatewayId, sandboxId, body);
+        }
+
+        @Override
+        public Identity.Stamps stamps(VmRecord record) {
+            return new Identity.Stamps(record.sandboxId(), record.gatewayId(), record.workspace(), record.name());
+        }
+
+        @Override
+        public String backendId(VmRecord record) {
+            return record.backendId();
+        }
+
+        @Override
+        public long generation(VmRecord record) {
+            return record.generation();
+        }
+
+        /** Called without the sandbox's lock (the hook may wait on the sandbox). */
+        @Override
+        public void beforeMutation(SandboxRef ref, MutationHook.Operation operation, VmRecord record) {
+            store.beforeMutation(gatewayId, mutationHook, ref, operation, record.backendId());
+        }
     }
 
     @Override
@@ -120,7 +157,7 @@ final class VmDriver implements ComputeDriver {
         return boundary(() -> store.locked(gatewayId, ref.id(), () -> {
             Optional<VmRecord> existing = store.read(gatewayId, ref.id());
             if (existing.isPresent()) {
-                VmRecord record = verified(ref, existing.get());
+                VmRecord record = guard.verified(ref, existing.get());
                 if (record.generation() == launch.generation()
                         && record.policyDigest().equals(launch.policy().digest())) {
                     return new CreateResult(observe(record), false);
@@ -176,7 +213,7 @@ final class VmDriver implements ComputeDriver {
     public SandboxObservation get(SandboxRef ref) {
         requireNonNull(ref, "ref is null");
         requireOpen();
-        return boundary(() -> observe(resolve(ref)));
+        return boundary(() -> observe(guard.resolve(ref)));
     }
 
     @Override
@@ -191,32 +228,25 @@ final class VmDriver implements ComputeDriver {
         requireNonNull(launch, "launch is null");
         requireOpen();
         validateLaunch(launch);
-        return boundary(() -> {
-            VmRecord resolved = resolve(ref);
-            if (!decide(ref, resolved, launch).launches()) {
-                return new StartResult(observe(resolved), false);
-            }
-            requireImage(ref, resolved);
-            beforeMutation(ref, MutationHook.Operation.START, resolved);
-            return store.locked(gatewayId, ref.id(), () -> {
-                VmRecord current = sameIncarnation(ref, resolved);
-                if (!decide(ref, current, launch).launches()) {
-                    return new StartResult(observe(current), false);
-                }
-                VmRecord launching = current.withLaunch(
-                        launch.generation(),
-                        launch.policy().digest(),
-                        launch.policy().revision());
-                store.write(directory(ref), launching);
-                VmRecord launched = launch(ref, launching, launch);
-                LOG.info(
-                        "started {} at generation {} ({})",
-                        ref,
-                        launch.generation(),
-                        launched.process().orElseThrow());
-                return new StartResult(observe(launched), true);
-            });
-        });
+        return boundary(() -> guard.start(
+                ref,
+                record -> decide(ref, record, launch).launches(),
+                record -> new StartResult(observe(record), false),
+                record -> requireImage(ref, record),
+                current -> {
+                    VmRecord launching = current.withLaunch(
+                            launch.generation(),
+                            launch.policy().digest(),
+                            launch.policy().revision());
+                    store.write(directory(ref), launching);
+                    VmRecord launched = launch(ref, launching, launch);
+                    LOG.info(
+                            "started {} at generation {} ({})",
+                            ref,
+                            launch.generation(),
+                            launched.process().orElseThrow());
+                    return new StartResult(observe(launched), true);
+                }));
     }
 
     @Override
@@ -224,30 +254,25 @@ final class VmDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         requireOpen();
-        return boundary(() -> {
-            VmRecord resolved = resolve(ref);
-            requireExpectedGeneration(ref, resolved, expectedGeneration);
-            if (resolved.liveProcess().isEmpty()) {
-                return new StopResult(observe(resolved), false);
-            }
-            beforeMutation(ref, MutationHook.Operation.STOP, resolved);
-            return store.locked(gatewayId, ref.id(), () -> {
-                VmRecord current = sameIncarnation(ref, resolved);
-                requireExpectedGeneration(ref, current, expectedGeneration);
-                Optional<ProcessIdentity> process = current.liveProcess();
-                if (process.isEmpty()) {
-                    return new StopResult(observe(current), false);
-                }
-                Path directory = directory(ref);
-                boolean guestListens = GuestReport.read(directory.resolve(StateStore.CONTROL_LOG))
-                        .readyAt(current.generation());
-                qemu.stop(process.get(), guestListens);
-                VmRecord stopped = current.stopped();
-                store.write(directory, stopped);
-                LOG.info("stopped {} at generation {}", ref, current.generation());
-                return new StopResult(observe(stopped), true);
-            });
-        });
+        return boundary(() -> guard.stop(
+                ref,
+                expectedGeneration,
+                record -> record.liveProcess().isPresent(),
+                record -> new StopResult(observe(record), false),
+                current -> {
+                    Optional<ProcessIdentity> process = current.liveProcess();
+                    if (process.isEmpty()) { // it ended since the check
+                        return new StopResult(observe(current), false);
+                    }
+                    Path directory = directory(ref);
+                    boolean guestListens = GuestReport.read(directory.resolve(StateStore.CONTROL_LOG))
+                            .readyAt(current.generation());
+                    qemu.stop(process.get(), guestListens);
+                    VmRecord stopped = current.stopped();
+                    store.write(directory, stopped);
+                    LOG.info("stopped {} at generation {}", ref, current.generation());
+                    return new StopResult(observe(stopped), true);
+                }));
     }
 
     @Override
@@ -255,29 +280,14 @@ final class VmDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         requireOpen();
-        return boundary(() -> {
-            Optional<VmRecord> found = store.read(gatewayId, ref.id());
-            if (found.isEmpty()) {
-                return new DeleteResult(false);
+        return boundary(() -> guard.delete(ref, expectedGeneration, () -> new DeleteResult(false), current -> {
+            current.liveProcess().ifPresent(process -> qemu.stop(process, false));
+            boolean removed = store.remove(gatewayId, ref.id());
+            if (removed) {
+                LOG.info("deleted {}", ref);
             }
-            VmRecord resolved = verified(ref, found.get());
-            requireExpectedGeneration(ref, resolved, expectedGeneration);
-            beforeMutation(ref, MutationHook.Operation.DELETE, resolved);
-            return store.locked(gatewayId, ref.id(), () -> {
-                Optional<VmRecord> now = store.read(gatewayId, ref.id());
-                if (now.isEmpty()) {
-                    return new DeleteResult(false); // removed meanwhile: nothing carries the id any more
-                }
-                VmRecord current = requireSameIncarnation(ref, resolved, now.get());
-                requireExpectedGeneration(ref, current, expectedGeneration);
-                current.liveProcess().ifPresent(process -> qemu.stop(process, false));
-                boolean removed = store.remove(gatewayId, ref.id());
-                if (removed) {
-                    LOG.info("deleted {}", ref);
-                }
-                return new DeleteResult(removed);
-            });
-        });
+            return new DeleteResult(removed);
+        }));
     }
 
     @Override
@@ -328,11 +338,6 @@ final class VmDriver implements ComputeDriver {
     public void close() {
         closed = true;
         List.copyOf(watches).forEach(PollingWatch::close);
-    }
-
-    /** The mutation hook, called without the sandbox's lock (the hook may wait on the sandbox). */
-    private void beforeMutation(SandboxRef ref, MutationHook.Operation operation, VmRecord resolved) {
-        store.beforeMutation(gatewayId, mutationHook, ref, operation, resolved.backendId());
     }
 
     // ---- launching
@@ -402,36 +407,6 @@ final class VmDriver implements ComputeDriver {
                         && !ref.id().equals(record.sandboxId()))
                 .map(VmRecord::sandboxId)
                 .findFirst();
-    }
-
-    /** The record carrying {@code ref.id()}, verified; NOT_FOUND or FAILED_PRECONDITION otherwise. */
-    private VmRecord resolve(SandboxRef ref) {
-        return verified(ref, store.read(gatewayId, ref.id()).orElseThrow(() -> DriverException.notFound(ref)));
-    }
-
-    /** Checks that the record stored under {@code ref.id()} is that sandbox, of this gateway, at that locator. */
-    private VmRecord verified(SandboxRef ref, VmRecord record) {
-        Identity.requireStamps(
-                ref,
-                gatewayId,
-                "the state directory of sandbox " + ref.id(),
-                new Identity.Stamps(record.sandboxId(), record.gatewayId(), record.workspace(), record.name()));
-        return record;
-    }
-
-    /** Under the lock: the record now stored for {@code ref}, which must be the incarnation resolved before. */
-    private VmRecord sameIncarnation(SandboxRef ref, VmRecord resolved) {
-        VmRecord now = store.read(gatewayId, ref.id()).orElseThrow(() -> DriverException.notFound(ref));
-        return requireSameIncarnation(ref, resolved, now);
-    }
-
-    private VmRecord requireSameIncarnation(SandboxRef ref, VmRecord resolved, VmRecord now) {
-        Identity.requireSameIncarnation(ref, resolved.backendId(), now.backendId());
-        return verified(ref, now);
-    }
-
-    private static void requireExpectedGeneration(SandboxRef ref, VmRecord record, OptionalLong expected) {
-        Identity.requireExpectedGeneration(ref, expected, record.generation());
     }
 
     private Path directory(SandboxRef ref) {

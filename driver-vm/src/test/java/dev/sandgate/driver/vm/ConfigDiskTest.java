@@ -15,6 +15,7 @@ import dev.sandgate.spi.ResourceRequests;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.StaticPolicy;
+import dev.sandgate.testing.ProcessTest;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,6 +27,7 @@ import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@ProcessTest
 class ConfigDiskTest {
     private static final Path BUSYBOX = Path.of("/bin/busybox");
     private static final SandboxRef REF = new SandboxRef("0b7e5f3c-2d8a-4c1e-9f00-1a2b3c4d5e6f", "team", "agent");

@@ -8,8 +8,11 @@ import org.junit.jupiter.api.Test;
 class GuestReportTest {
     @Test
     void protocolLinesAreReadAmongConsoleNoiseAndCarriageReturns() {
-        GuestReport report = GuestReport.parse("[    2.1] some kernel line\r\nsandgate: stage kernel-started\r\n"
-                + "sandgate: ready generation=4\r\n");
+        GuestReport report = GuestReport.parse("""
+                [    2.1] some kernel line\r
+                sandgate: stage kernel-started\r
+                sandgate: ready generation=4\r
+                """);
 
         assertThat(report.lines()).containsExactly("stage kernel-started", "ready generation=4");
         assertThat(report.readyAt(4)).isTrue();

@@ -2,9 +2,11 @@ package dev.sandgate.driver.vm;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sandgate.testing.ProcessTest;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 
+@ProcessTest
 class ProcessIdentityTest {
     @Test
     void theRunningJvmIsAlive() {

@@ -207,7 +207,7 @@ final class QemuCommandLine {
 
     /** Whether a {@code -machine} value holds an {@code smp.*} or {@code memory.*} key. */
     private static boolean setsSizes(String machine) {
-        for (String part : machine.split(",")) {
+        for (String part : machine.split(",", -1)) {
             if (part.startsWith("smp.") || part.startsWith("memory.")) {
                 return true;
             }
@@ -336,7 +336,7 @@ final class QemuCommandLine {
         if (append.isEmpty()) {
             return Optional.empty();
         }
-        for (String word : append.getFirst().value().orElseThrow().split(" +")) {
+        for (String word : append.getFirst().value().orElseThrow().split(" +", -1)) {
             if (word.startsWith(key + "=")) {
                 return Optional.of(word.substring(key.length() + 1));
             }

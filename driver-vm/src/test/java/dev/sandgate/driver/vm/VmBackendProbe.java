@@ -231,7 +231,7 @@ final class VmBackendProbe implements BackendProbe {
         }
         byte[] bytes = HexFormat.of().parseHex(hex);
         var environment = new TreeMap<String, String>();
-        for (String entry : new String(bytes, StandardCharsets.UTF_8).split("\0")) {
+        for (String entry : new String(bytes, StandardCharsets.UTF_8).split("\0", -1)) {
             int equals = entry.indexOf('=');
             if (equals > 0) {
                 environment.put(entry.substring(0, equals), entry.substring(equals + 1));

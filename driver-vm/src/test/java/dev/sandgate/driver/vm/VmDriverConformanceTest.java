@@ -5,11 +5,13 @@ import dev.sandgate.conformance.ComputeDriverConformanceTest;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.SandboxSpec;
+import dev.sandgate.testing.EngineTest;
 import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The conformance kit against real QEMU VMs booting the test image (scripts/images/vm/build.sh). */
+@EngineTest
 class VmDriverConformanceTest extends ComputeDriverConformanceTest {
     @TempDir
     static Path stateDirectory;
@@ -43,6 +45,6 @@ class VmDriverConformanceTest extends ComputeDriverConformanceTest {
     /** A boot takes 5 to 8 s under TCG on an idle machine; far longer while the machine compiles. */
     @Override
     protected Duration readinessTimeout() {
-        return Duration.ofSeconds(120);
+        return Duration.ofMinutes(2);
     }
 }

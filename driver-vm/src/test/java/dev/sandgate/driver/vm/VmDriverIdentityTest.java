@@ -17,6 +17,7 @@ import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.StaticPolicy;
+import dev.sandgate.testing.ProcessTest;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The driver acts on a VM only through the process identity its record holds, and reads state directories it did
  * not write defensively. No VM boots here: the records point at ordinary processes.
  */
+@ProcessTest
 class VmDriverIdentityTest {
     private static final String GATEWAY = "identity-test";
     private static final String DIGEST = LaunchPolicy.digestOf("{}".getBytes(StandardCharsets.UTF_8));

@@ -20,6 +20,7 @@ import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.SandboxWatcher;
 import dev.sandgate.spi.StaticPolicy;
 import dev.sandgate.spi.WatchSubscription;
+import dev.sandgate.testing.EngineTest;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -45,8 +46,9 @@ import org.junit.jupiter.api.io.TempDir;
  * VM settings, boot progress on the watch, the workload's exit. Boots three VMs: the read-only checks share one.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@EngineTest
 class VmGuestTest {
-    private static final Duration TIMEOUT = Duration.ofSeconds(120);
+    private static final Duration TIMEOUT = Duration.ofMinutes(2);
     private static final StaticPolicy LIMITED =
             new StaticPolicy(false, NetworkMode.NONE, Set.of(), false, 160L << 20, 2000, 0);
 

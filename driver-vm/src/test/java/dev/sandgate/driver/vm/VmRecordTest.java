@@ -78,8 +78,15 @@ class VmRecordTest {
 
     @Test
     void aRecordWithoutItsStampsIsRefused() {
-        String text = "format=1\nbackend-id=x\nphase=RUNNING\npolicy-revision=1\nspec.image=default\n"
-                + "spec.resources.memory-bytes=0\nspec.resources.milli-cpus=0\n";
+        String text = """
+                format=1
+                backend-id=x
+                phase=RUNNING
+                policy-revision=1
+                spec.image=default
+                spec.resources.memory-bytes=0
+                spec.resources.milli-cpus=0
+                """;
 
         assertThatThrownBy(() -> VmRecord.decode(text))
                 .isInstanceOf(IllegalArgumentException.class)

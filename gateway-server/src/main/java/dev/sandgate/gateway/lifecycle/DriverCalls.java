@@ -48,7 +48,8 @@ final class DriverCalls implements AutoCloseable {
         this.driverCalls = Executors.newCachedThreadPool(daemonThreads("sandgate-driver-call"));
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemonThreads("sandgate-driver-watchdog"));
         long checkEvery = Math.clamp(timeout.toMillis() / 8, 10L, 1_000L);
-        watchdog.scheduleWithFixedDelay(this::answerOverdue, checkEvery, checkEvery, TimeUnit.MILLISECONDS);
+        var unused =
+                watchdog.scheduleWithFixedDelay(this::answerOverdue, checkEvery, checkEvery, TimeUnit.MILLISECONDS);
     }
 
     /** The driver timeout. */
@@ -141,6 +142,7 @@ final class DriverCalls implements AutoCloseable {
     }
 
     /** Tells the callers of driver calls that overran the driver timeout that their transitions are pending. */
+    @SuppressWarnings("ModifyCollectionInEnhancedForLoop") // a concurrent set: its iterator tolerates removal
     private void answerOverdue() {
         long now = System.nanoTime();
         for (OverdueWatch watch : watched) {

@@ -89,7 +89,7 @@ final class Reconciler implements AutoCloseable {
         this.observer = requireNonNull(observer, "observer is null");
         this.scheduler = Executors.newSingleThreadScheduledExecutor(DriverCalls.daemonThreads("sandgate-lifecycle"));
         Duration pruneEvery = min(settings.requestRetention().dividedBy(4), Duration.ofMinutes(10));
-        scheduler.scheduleWithFixedDelay(
+        var unused = scheduler.scheduleWithFixedDelay(
                 this::pruneRequestsQuietly, pruneEvery.toMillis(), pruneEvery.toMillis(), TimeUnit.MILLISECONDS);
     }
 
@@ -137,7 +137,7 @@ final class Reconciler implements AutoCloseable {
         observer.get().retry();
         int attempt = retryAttempts.merge(sandboxId, 1, Integer::sum);
         long delayMillis = Math.min(settings.maxRetryBackoff().toMillis(), 500L << Math.min(attempt, 16));
-        scheduler.schedule(
+        var unused = scheduler.schedule(
                 () -> {
                     try (SandboxLocks.Held held = locks.acquire(sandboxId, settings.defaultWait())) {
                         transitions.completePending(sandboxId, Commands.Target.byId(sandboxId), background());
@@ -218,7 +218,7 @@ final class Reconciler implements AutoCloseable {
             driverWatch = driver.watch(new DriverEvents());
         } catch (RuntimeException e) {
             log.warn("cannot watch the driver's events; retrying in 5s: {}", e.getMessage());
-            scheduler.schedule(this::watchDriver, 5, TimeUnit.SECONDS);
+            var unused = scheduler.schedule(this::watchDriver, 5, TimeUnit.SECONDS);
         }
     }
 
@@ -256,7 +256,7 @@ final class Reconciler implements AutoCloseable {
         @Override
         public void onError(DriverException error) {
             log.warn("the driver's event subscription ended: {}; subscribing again in 5s", error.getMessage());
-            scheduler.schedule(Reconciler.this::watchDriver, 5, TimeUnit.SECONDS);
+            var unused = scheduler.schedule(Reconciler.this::watchDriver, 5, TimeUnit.SECONDS);
         }
     }
 

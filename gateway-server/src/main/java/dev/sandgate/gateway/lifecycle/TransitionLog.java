@@ -52,7 +52,9 @@ final class TransitionLog {
                 .addKeyValue("duration_ms", millis)
                 .addKeyValue("operation_id", operationId)
                 .addKeyValue("request_id", requestId.orElse(""));
-        cause.ifPresent(c -> line.addKeyValue("cause", c));
+        if (cause.isPresent()) {
+            line = line.addKeyValue("cause", cause.get());
+        }
         line.log(
                 "transition sandbox={} op={} generation={} outcome={} durationMs={} operation={} workspace={} name={}"
                         + " request_id={}{}",

@@ -65,6 +65,7 @@ public final class PrometheusMetrics implements GatewayObserver, AutoCloseable {
     private final ExecutorService httpThread;
     private final HttpServer http;
     /** Held here: a gauge keeps only a weak reference to what it reads. */
+    @SuppressWarnings("UnusedVariable") // never read: the strong reference is the point
     private volatile SandboxCensus census;
 
     private PrometheusMetrics(InetSocketAddress address, String driverName) throws IOException {

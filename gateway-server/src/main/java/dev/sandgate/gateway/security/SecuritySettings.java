@@ -88,6 +88,7 @@ public record SecuritySettings(
      * Reads the settings from {@code settings} (the merged flags, environment and file) and checks them against the
      * listen host. Throws {@link ConfigException} naming the setting.
      */
+    @SuppressWarnings("StringSplitter") // jwt-algorithms tolerates a trailing comma, as String.split does
     public static SecuritySettings from(Map<String, String> settings, String listenHost) {
         Function<String, Optional<String>> get =
                 key -> Optional.ofNullable(settings.get(key)).map(String::strip).filter(v -> !v.isEmpty());

@@ -64,7 +64,7 @@ final class StaticTokenAuthenticator implements Authenticator {
             if (line.isEmpty() || line.startsWith("#")) {
                 continue;
             }
-            String[] fields = line.split("\\s+");
+            String[] fields = line.split("\\s+", -1);
             if (fields.length < 2 || fields.length > 3) {
                 throw new IllegalArgumentException("line " + (i + 1) + ": expected NAME sha256:HEX [GROUP,...]");
             }

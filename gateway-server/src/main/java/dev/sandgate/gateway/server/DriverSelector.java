@@ -81,6 +81,7 @@ public final class DriverSelector {
         return candidates;
     }
 
+    @SuppressWarnings("ReferenceEquality") // the chosen candidate is told apart by identity, not by value
     public static Selection select(Optional<String> name, DriverConfig config, ClassLoader loader) {
         List<Candidate> candidates = candidates(config, loader);
         if (candidates.isEmpty()) {

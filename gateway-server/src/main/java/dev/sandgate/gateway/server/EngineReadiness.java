@@ -44,7 +44,8 @@ final class EngineReadiness implements AutoCloseable {
     static EngineReadiness start(
             Supplier<Availability> check, Duration interval, HealthStatusManager health, GatewayObserver observer) {
         EngineReadiness readiness = new EngineReadiness(check, health, observer);
-        readiness.thread.scheduleWithFixedDelay(readiness::checkOnce, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
+        var unused = readiness.thread.scheduleWithFixedDelay(
+                readiness::checkOnce, 0, interval.toMillis(), TimeUnit.MILLISECONDS);
         return readiness;
     }
 

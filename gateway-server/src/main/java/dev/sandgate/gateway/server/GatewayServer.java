@@ -88,7 +88,7 @@ public final class GatewayServer implements AutoCloseable {
         // Malformed request bytes get INVALID_ARGUMENT on every service, with one rate-limited log line.
         MalformedRequestLog malformed = MalformedRequestLog.toLogger();
         Gateway.Operability operability = gateway.operability();
-        if (operability.observer() != GatewayObserver.NONE) {
+        if (!GatewayObserver.NONE.equals(operability.observer())) {
             builder.intercept(new GrpcMetricsInterceptor(operability.observer()));
         }
         Server server = builder.directExecutor()

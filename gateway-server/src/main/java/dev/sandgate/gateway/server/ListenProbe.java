@@ -35,7 +35,7 @@ final class ListenProbe {
     /** The message of {@code failure}'s innermost cause, which says what went wrong without the wrapping. */
     static String rootMessage(Throwable failure) {
         Throwable root = failure;
-        while (root.getCause() != null && root.getCause() != root) {
+        while (root.getCause() != null && !root.equals(root.getCause())) {
             root = root.getCause();
         }
         return root.getMessage() != null ? root.getMessage() : root.getClass().getSimpleName();

@@ -3,6 +3,7 @@ package dev.sandgate.gateway.store;
 import java.sql.SQLException;
 
 /** What differs between the databases the store runs on: their statements and how they report failures. */
+@SuppressWarnings("ImmutableEnumChecker") // StoreStatements is a record of SQL strings, immutable in fact
 enum SqlDialect {
     SQLITE(StoreStatements.SQLITE) {
         @Override
@@ -26,7 +27,7 @@ enum SqlDialect {
         }
     },
     POSTGRESQL(StoreStatements.POSTGRESQL) {
-        /** One writer holds the advisory lock: no other transaction writes, so none has to be run again. */
+        /* One writer holds the advisory lock: no other transaction writes, so none has to be run again. */
         @Override
         boolean isRetryable(Throwable failure) {
             return false;

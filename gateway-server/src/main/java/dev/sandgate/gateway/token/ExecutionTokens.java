@@ -74,7 +74,7 @@ public final class ExecutionTokens {
      */
     public Claim verify(String field, String token) {
         requireWellFormed(field, token);
-        String[] parts = token.split("\\.");
+        String[] parts = token.split("\\.", -1);
         String signed = parts[0] + "." + parts[1] + "." + parts[2];
         Optional<TokenKeys.Key> key = keys.find(parts[1]);
         // Compared as text, so that only the canonical encoding verifies (base64 leaves spare bits in its last

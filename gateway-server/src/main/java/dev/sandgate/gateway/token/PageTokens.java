@@ -54,7 +54,7 @@ public final class PageTokens {
         if (!SHAPE.matcher(token).matches()) {
             throw GatewayException.invalidField(field, "is not a page token of this gateway (truncated or altered?)");
         }
-        String[] parts = token.split("\\.");
+        String[] parts = token.split("\\.", -1);
         String signed = parts[0] + "." + parts[1] + "." + parts[2];
         Optional<TokenKeys.Key> key = tokens.keys().find(parts[1]);
         // Compared as text, so that only the canonical encoding verifies.

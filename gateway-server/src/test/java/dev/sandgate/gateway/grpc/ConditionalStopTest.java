@@ -17,17 +17,14 @@ import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.api.v1.StopSandboxResponse;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.GrpcErrors;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import io.grpc.Status;
-import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -39,20 +36,8 @@ class ConditionalStopTest {
     @Parameter
     TestGateway.Transport transport;
 
-    @TempDir
-    Path root;
-
+    @StartedGateway
     TestGateway gateway;
-
-    @BeforeEach
-    void start() {
-        gateway = TestGateway.start(root, transport);
-    }
-
-    @AfterEach
-    void stop() {
-        gateway.close();
-    }
 
     private StopSandboxResponse stopWithToken(String workspace, String name, String token) {
         return gateway.stub()

@@ -10,16 +10,14 @@ import dev.sandgate.api.v1.Phase;
 import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.gateway.testing.GrpcErrors;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import io.grpc.Status;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -31,14 +29,11 @@ class ListSandboxesTest {
     @Parameter
     TestGateway.Transport transport;
 
-    @TempDir
-    Path root;
-
+    @StartedGateway
     TestGateway gateway;
 
     @BeforeEach
-    void start() {
-        gateway = TestGateway.start(root, transport);
+    void createSandboxes() {
         for (String name : List.of("a", "b", "c", "d", "e")) {
             gateway.stub()
                     .createSandbox(TestGateway.createRequest("team", name)
@@ -46,11 +41,6 @@ class ListSandboxesTest {
                             .build());
         }
         gateway.create("other", "a");
-    }
-
-    @AfterEach
-    void stop() {
-        gateway.close();
     }
 
     private List<String> names(ListSandboxesResponse response) {

@@ -17,18 +17,15 @@ import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
 import dev.sandgate.gateway.policy.PolicyDocument;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.GrpcErrors;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.LaunchInput;
 import io.grpc.Status;
-import java.nio.file.Path;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -45,20 +42,8 @@ class PolicyCaptureTest {
     @Parameter
     TestGateway.Transport transport;
 
-    @TempDir
-    Path root;
-
+    @StartedGateway
     TestGateway gateway;
-
-    @BeforeEach
-    void start() {
-        gateway = TestGateway.start(root, transport);
-    }
-
-    @AfterEach
-    void stop() {
-        gateway.close();
-    }
 
     private Sandbox create(PolicyMode mode) {
         return gateway.stub()

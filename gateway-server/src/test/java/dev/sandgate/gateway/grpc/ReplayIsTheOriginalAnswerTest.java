@@ -17,20 +17,17 @@ import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.api.v1.StopSandboxResponse;
 import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.spi.SandboxEvent;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxState;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A replay of a request id is the original answer, byte for byte apart from {@code replayed}, whatever happened to
@@ -38,20 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * time a later read shows.
  */
 class ReplayIsTheOriginalAnswerTest {
-    @TempDir
-    Path root;
-
+    @StartedGateway
     TestGateway gateway;
-
-    @BeforeEach
-    void start() {
-        gateway = TestGateway.start(root, TestGateway.Transport.IN_PROCESS);
-    }
-
-    @AfterEach
-    void stop() {
-        gateway.close();
-    }
 
     @Test
     @DisplayName("a create's replay is its first answer, and GetSandbox shows the same times")

@@ -15,6 +15,7 @@ import dev.sandgate.api.v1.WatchEventType;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
 import dev.sandgate.api.v1.WatchSandboxesResponse;
 import dev.sandgate.gateway.testing.FakeDriver;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.gateway.testing.WatchClient;
 import dev.sandgate.spi.Identifiers;
@@ -22,17 +23,13 @@ import dev.sandgate.spi.SandboxEvent;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxState;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.Parameter;
 import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -44,20 +41,8 @@ class WatchAndFencingTest {
     @Parameter
     TestGateway.Transport transport;
 
-    @TempDir
-    Path root;
-
+    @StartedGateway
     TestGateway gateway;
-
-    @BeforeEach
-    void start() {
-        gateway = TestGateway.start(root, transport);
-    }
-
-    @AfterEach
-    void stop() {
-        gateway.close();
-    }
 
     private Sandbox get(String id) {
         return gateway.stub()

@@ -14,6 +14,7 @@ import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.lifecycle.SandboxChange;
 import dev.sandgate.gateway.store.SandboxFilter;
 import dev.sandgate.gateway.testing.GrpcErrors;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.gateway.testing.WatchClient;
 import io.grpc.Status;
@@ -48,19 +49,19 @@ class WatchFanoutTest {
     @TempDir
     Path root;
 
+    @StartedGateway
     TestGateway gateway;
+
     ExecutorService executor;
 
     @BeforeEach
     void start() {
-        gateway = TestGateway.start(root, TestGateway.Transport.IN_PROCESS);
         executor = Executors.newFixedThreadPool(2);
     }
 
     @AfterEach
     void stop() {
         executor.shutdownNow();
-        gateway.close();
     }
 
     private Lifecycle lifecycle() {
@@ -180,7 +181,6 @@ class WatchFanoutTest {
         final List<Object> sent = new CopyOnWriteArrayList<>();
         volatile boolean ready = true;
         volatile Throwable error;
-        private volatile Runnable onReady = () -> {};
 
         boolean synced() {
             return sent.stream()
@@ -221,7 +221,7 @@ class WatchFanoutTest {
 
         @Override
         public void setOnReadyHandler(Runnable handler) {
-            onReady = handler;
+            // never called back: the tests drive readiness through isReady
         }
 
         @Override

@@ -12,14 +12,14 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 /** How a driver call is bounded by the driver timeout follows from the deadline passed with it, nothing else. */
 class DriverCallsTest {
-    private static final Supplier<GatewayException> PENDING =
-            () -> new GatewayException(ErrorReason.TRANSITION_PENDING, "pending");
+    private static GatewayException pending() {
+        return new GatewayException(ErrorReason.TRANSITION_PENDING, "pending");
+    }
 
     @Test
     @DisplayName("a call for a waiting client runs on its thread and tells it once, at the timeout, while it goes on")
@@ -39,7 +39,7 @@ class DriverCallsTest {
                         return "late";
                     },
                     deadline,
-                    PENDING);
+                    DriverCallsTest::pending);
 
             assertThat(result).isEqualTo("late");
             assertThat(told)
@@ -62,7 +62,7 @@ class DriverCallsTest {
                                 return "late";
                             },
                             CallDeadline.waiting(Duration.ofSeconds(5)),
-                            PENDING))
+                            DriverCallsTest::pending))
                     .isInstanceOfSatisfying(
                             DriverException.class,
                             e -> assertThat(e.code()).isEqualTo(DriverErrorCode.DEADLINE_EXCEEDED));
@@ -77,7 +77,9 @@ class DriverCallsTest {
         List<GatewayException> told = new CopyOnWriteArrayList<>();
         try (DriverCalls calls = new DriverCalls("fake", Duration.ofMillis(100))) {
             String result = calls.call(
-                    () -> "now", CallDeadline.waiting(Duration.ofSeconds(5)).answering(told::add), PENDING);
+                    () -> "now",
+                    CallDeadline.waiting(Duration.ofSeconds(5)).answering(told::add),
+                    DriverCallsTest::pending);
             Thread.sleep(300);
 
             assertThat(result).isEqualTo("now");

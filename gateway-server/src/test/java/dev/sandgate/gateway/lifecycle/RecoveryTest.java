@@ -13,6 +13,7 @@ import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.GrpcErrors;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
@@ -20,30 +21,14 @@ import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import io.grpc.Status;
-import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Start-up recovery and reconciliation, and the background completion of pending transitions. */
 class RecoveryTest {
-    @TempDir
-    Path root;
-
+    @StartedGateway
     TestGateway gateway;
-
-    @BeforeEach
-    void start() {
-        gateway = TestGateway.start(root, TestGateway.Transport.IN_PROCESS);
-    }
-
-    @AfterEach
-    void stop() {
-        gateway.close();
-    }
 
     private Sandbox get(String id) {
         return gateway.stub()

@@ -8,6 +8,7 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonParser;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.testing.EngineTest;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * SANDGATE_PROMETHEUS_TARGETS) scrapes a gateway's metrics port, and its HTTP API answers a query for a lifecycle
  * counter. Without Prometheus the test is skipped, unless engines are required (CI), where it fails.
  */
+@EngineTest
 class PrometheusScrapeTest {
     @TempDir
     Path root;

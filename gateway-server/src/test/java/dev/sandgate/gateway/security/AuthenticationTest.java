@@ -1,6 +1,7 @@
 package dev.sandgate.gateway.security;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.nimbusds.jose.JOSEObjectType;
@@ -88,7 +89,7 @@ class AuthenticationTest {
         @DisplayName("a certificate of the client CA authenticates its URI SAN")
         void certificateOfTheClientCaAuthenticates() throws Exception {
             var stub = certificateStub(gateway.pki.client(SecureGateway.CLIENT_URI));
-            assertThat(stub.listSandboxes(LIST_TEAM_A).getSandboxesList()).isNotNull();
+            assertThatCode(() -> stub.listSandboxes(LIST_TEAM_A)).doesNotThrowAnyException();
         }
 
         @Test
@@ -201,7 +202,7 @@ class AuthenticationTest {
         @Test
         @DisplayName("a JWT whose payload was changed after signing is refused")
         void tamperedPayload() throws Exception {
-            String[] parts = gateway.jwt("carol").split("\\.");
+            String[] parts = gateway.jwt("carol").split("\\.", -1);
             JWTClaimsSet changed = new JWTClaimsSet.Builder(
                             JWTClaimsSet.parse(Base64URL.from(parts[1]).decodeToString()))
                     .subject("alice")

@@ -28,6 +28,7 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.DisplayName;
@@ -60,9 +61,9 @@ class AuthorizationTest {
         return prefix + "-" + UUID.randomUUID().toString().substring(0, 8);
     }
 
-    private static StatusRuntimeException refusal(Runnable call) {
+    private static StatusRuntimeException refusal(Supplier<?> call) {
         try {
-            call.run();
+            var unused = call.get();
         } catch (StatusRuntimeException e) {
             return e;
         }

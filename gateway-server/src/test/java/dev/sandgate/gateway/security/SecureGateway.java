@@ -23,6 +23,7 @@ import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import io.grpc.stub.AbstractStub;
 import io.grpc.stub.MetadataUtils;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -117,7 +118,8 @@ final class SecureGateway implements AutoCloseable {
         GatewaySecurity security = GatewaySecurity.open(config.security(), gateway.lifecycle(), Clock.systemUTC());
         GatewayServer server = GatewayServer.start(
                 gateway,
-                NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0), security.credentials()),
+                NettyServerBuilder.forAddress(
+                        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), security.credentials()),
                 List.of(security.interceptor()));
         return new SecureGateway(dir, pki, jwk, gateway, security, server);
     }

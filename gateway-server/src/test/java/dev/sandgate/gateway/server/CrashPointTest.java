@@ -27,7 +27,6 @@ import dev.sandgate.api.v1.StopSandboxResponse;
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.gateway.lifecycle.FaultInjector;
 import dev.sandgate.gateway.lifecycle.FaultPoint;
-import dev.sandgate.gateway.testing.GatewayProcess;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.spi.ComputeDriver;
@@ -35,6 +34,8 @@ import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxState;
+import dev.sandgate.testing.GatewayProcess;
+import dev.sandgate.testing.ProcessTest;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -53,6 +54,7 @@ import org.junit.jupiter.api.io.TempDir;
  * directory backend and the SQLite file, then starts a new process and checks that nothing is duplicated, orphaned
  * or lost, that tokens issued before the crash still verify, and that request_id replays return the right result.
  */
+@ProcessTest
 class CrashPointTest {
     private static final String GATEWAY_ID = "crash-gw";
 
@@ -87,7 +89,8 @@ class CrashPointTest {
                 "--gateway-id",
                 GATEWAY_ID));
         fault.ifPresent(point -> args.addAll(List.of("--enable-test-faults", "--fault-point", point.externalName())));
-        GatewayProcess process = GatewayProcess.start(root, name, args);
+        GatewayProcess process = GatewayProcess.start(
+                root, name, System.getProperty("java.class.path"), GatewayMain.class.getName(), args);
         processes.add(process);
         return process;
     }

@@ -37,10 +37,13 @@ class GatewayConfigTest {
     @DisplayName("flags win over the environment, which wins over the file; unknown file keys are driver properties")
     void precedence() throws Exception {
         Path file = dir.resolve("gateway.properties");
-        Files.writeString(
-                file,
-                "listen=127.0.0.1:1111\ndriver=file-driver\ndata-dir=/from/file\n"
-                        + "reference.directory=/file/dir\ndocker.host=unix:///file.sock\n");
+        Files.writeString(file, """
+                listen=127.0.0.1:1111
+                driver=file-driver
+                data-dir=/from/file
+                reference.directory=/file/dir
+                docker.host=unix:///file.sock
+                """);
 
         GatewayConfig config = GatewayConfig.load(
                 new String[] {

@@ -6,8 +6,9 @@ import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.read.ListAppender;
 import dev.sandgate.gateway.testing.FakeDriverProvider;
-import dev.sandgate.gateway.testing.GatewayProcess;
 import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.testing.GatewayProcess;
+import dev.sandgate.testing.ProcessTest;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.InetAddress;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /** What an operator sees from {@code sandgate-gateway} when a start goes wrong, and around its edges. */
+@ProcessTest
 class GatewayMainTest {
     @TempDir
     Path dir;
@@ -171,6 +173,8 @@ class GatewayMainTest {
         GatewayProcess process = GatewayProcess.start(
                 work,
                 "gateway",
+                System.getProperty("java.class.path"),
+                GatewayMain.class.getName(),
                 withFakeDriver("--data-dir", dir.resolve("data").toString()));
         Path ready = work.resolve("gateway.ready");
         assertThat(ready).exists();

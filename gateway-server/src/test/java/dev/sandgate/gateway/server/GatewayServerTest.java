@@ -9,6 +9,7 @@ import dev.sandgate.api.v1.WatchSandboxesRequest;
 import dev.sandgate.api.v1.WatchSandboxesResponse;
 import dev.sandgate.gateway.grpc.WatchStreamLimits;
 import dev.sandgate.gateway.testing.GrpcErrors;
+import dev.sandgate.gateway.testing.StartedGateway;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.gateway.testing.WatchClient;
 import dev.sandgate.spi.SandboxEvent;
@@ -27,33 +28,17 @@ import io.grpc.reflection.v1.ServiceResponse;
 import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import io.grpc.stub.StreamObserver;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /** The served extras: health checking, reflection, and waiting for readiness. Over real Netty on loopback. */
 class GatewayServerTest {
-    @TempDir
-    Path root;
-
+    @StartedGateway(transport = TestGateway.Transport.NETTY)
     TestGateway gateway;
-
-    @BeforeEach
-    void start() {
-        gateway = TestGateway.start(root, TestGateway.Transport.NETTY);
-    }
-
-    @AfterEach
-    void stop() {
-        gateway.close();
-    }
 
     @Test
     @DisplayName("gRPC health checking reports the gateway and its service SERVING")

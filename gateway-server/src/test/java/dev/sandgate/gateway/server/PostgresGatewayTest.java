@@ -6,6 +6,7 @@ import dev.sandgate.api.v1.GetSandboxRequest;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.FakeDriverProvider;
 import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.testing.EngineTest;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Gateways on a real PostgreSQL store (scripts/engines/postgres.sh). Skipped without one, unless engines are required
  * (CI), where it fails. Each test starts from an empty database, which the first gateway migrates.
  */
+@EngineTest
 class PostgresGatewayTest {
     @TempDir
     Path dir;

@@ -3,6 +3,7 @@ package dev.sandgate.gateway.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sandgate.testing.EngineTest;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * SANDGATE_POSTGRES_URL, SANDGATE_POSTGRES_USER and SANDGATE_POSTGRES_PASSWORD_FILE). Without it the class is skipped,
  * unless engines are required (CI), where it fails. Each test starts from empty tables.
  */
+@EngineTest
 class PostgresStoreContractTest extends StoreContractTest {
     /** The database named by the environment, or the test is skipped (or fails under CI). */
     static PostgresStore.Settings settings() throws Exception {

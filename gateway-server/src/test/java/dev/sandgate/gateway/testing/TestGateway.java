@@ -16,6 +16,7 @@ import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -98,7 +99,8 @@ public final class TestGateway implements AutoCloseable {
             }
             case NETTY -> {
                 server = GatewayServer.start(
-                        gateway, NettyServerBuilder.forAddress(new InetSocketAddress("127.0.0.1", 0)));
+                        gateway,
+                        NettyServerBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0)));
                 channel = NettyChannelBuilder.forAddress("127.0.0.1", server.port())
                         .usePlaintext()
                         .build();

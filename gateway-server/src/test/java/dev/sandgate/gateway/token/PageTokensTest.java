@@ -60,7 +60,7 @@ class PageTokensTest {
     @DisplayName("a payload re-encoded to name another position, with the original mac, is refused")
     void forgedPositionIsRefused() {
         PageTokens pages = new PageTokens(new ExecutionTokens(TokenKeys.loadOrCreate(dir.resolve("keys"))));
-        String[] parts = pages.mint("0123abcd", AT).split("\\.");
+        String[] parts = pages.mint("0123abcd", AT).split("\\.", -1);
         String payload = Base64.getUrlEncoder()
                 .withoutPadding()
                 .encodeToString("0123abcd/team/zzz".getBytes(StandardCharsets.UTF_8));

@@ -307,7 +307,7 @@ public abstract class ContainerEngineDriverTest {
         String rootOptions = probe.exec(containerId, "awk", "$2 == \"/\" { print $4 }", "/proc/1/mounts")
                 .stdout()
                 .strip();
-        assertThat(rootOptions.split("[,\\s]+")[0].equals("ro"))
+        assertThat(rootOptions.split("[,\\s]+", -1)[0].equals("ro"))
                 .as("read-only root reported (%s) against the options of / (%s)", applied, rootOptions)
                 .isEqualTo(applied.readOnlyRootFilesystem());
         String interfaces =

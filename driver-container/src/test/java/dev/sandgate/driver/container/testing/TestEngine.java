@@ -63,7 +63,7 @@ public record TestEngine(String displayName, String host, String hostVariable, S
 
     /** A docker-java client for the engine, for out-of-band checks; the caller closes it. */
     public DockerClient client() {
-        return EngineClients.connect(host, "1.41", Optional.empty(), Duration.ofSeconds(120));
+        return EngineClients.connect(host, "1.41", Optional.empty(), Duration.ofMinutes(2));
     }
 
     /** The driver configuration pointing at this engine: {@code <prefix>.host}. */

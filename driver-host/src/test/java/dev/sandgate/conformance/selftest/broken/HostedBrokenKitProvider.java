@@ -40,8 +40,10 @@ public final class HostedBrokenKitProvider implements ComputeDriverProvider {
     private synchronized BrokenReferenceKit kit(DriverConfig config) {
         if (kit == null) {
             try {
-                kit = (BrokenReferenceKit)
-                        Class.forName(config.require(KIT)).getConstructor().newInstance();
+                kit = Class.forName(config.require(KIT))
+                        .asSubclass(BrokenReferenceKit.class)
+                        .getConstructor()
+                        .newInstance();
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException("cannot create the broken kit " + config.get(KIT), e);
             }

@@ -447,7 +447,7 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
     }
 
     private static String pluralOf(String path) {
-        String[] segments = withoutQuery(path).split("/");
+        String[] segments = withoutQuery(path).split("/", -1);
         return segments.length >= 2 ? segments[segments.length - 2] : "";
     }
 }

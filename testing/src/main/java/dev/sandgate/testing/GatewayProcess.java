@@ -1,7 +1,6 @@
-package dev.sandgate.gateway.testing;
+package dev.sandgate.testing;
 
 import dev.sandgate.api.v1.SandboxServiceGrpc;
-import dev.sandgate.gateway.server.GatewayMain;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import java.io.IOException;
@@ -13,11 +12,16 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The gateway as a separate JVM ({@link GatewayMain} on the test class path), so that a test can kill it for real and
- * start it again over the same data directory and driver backend.
+ * The gateway in a JVM of its own, listening on a free loopback port, so that a test can kill it for real (or let it
+ * halt at a fault point) and start another one over the same data directory and driver backend.
+ *
+ * <p>The caller names the class path and the main class: which drivers the spawned gateway finds depends on that
+ * class path, and each module's tests know what theirs should hold (a Podman test's holds the Podman driver, the
+ * gateway's own tests hold its test drivers), so this module adds nothing to it.
  */
 public final class GatewayProcess implements AutoCloseable {
     private static final long START_TIMEOUT_SECONDS = 120;
+    private static final long CALL_TIMEOUT_SECONDS = 120;
 
     private final Process process;
     private final Path log;
@@ -36,28 +40,29 @@ public final class GatewayProcess implements AutoCloseable {
     }
 
     /**
-     * Starts a gateway process with {@code args} (plus {@code --listen 127.0.0.1:0} and a ready file) and waits until
-     * it serves.
+     * Starts {@code mainClass} on {@code classPath} with {@code arguments} (plus {@code --listen 127.0.0.1:0} and a
+     * ready file) and waits until it serves; its output goes to {@code <name>.log} in {@code directory}.
      */
-    public static GatewayProcess start(Path workDir, String logName, List<String> args)
+    public static GatewayProcess start(
+            Path directory, String name, String classPath, String mainClass, List<String> arguments)
             throws IOException, InterruptedException {
-        Files.createDirectories(workDir);
-        Path ready = workDir.resolve(logName + ".ready");
+        Files.createDirectories(directory);
+        Path ready = directory.resolve(name + ".ready");
         Files.deleteIfExists(ready);
-        Path log = workDir.resolve(logName + ".log");
-        List<String> command = new ArrayList<>();
-        command.add(ProcessHandle.current().info().command().orElse("java"));
-        command.add("--enable-native-access=ALL-UNNAMED");
-        command.add("-Xmx256m");
-        command.add("-XX:TieredStopAtLevel=1");
-        command.add("-cp");
-        command.add(System.getProperty("java.class.path"));
-        command.add(GatewayMain.class.getName());
-        command.add("--listen");
-        command.add("127.0.0.1:0");
-        command.add("--ready-file");
-        command.add(ready.toString());
-        command.addAll(args);
+        Path log = directory.resolve(name + ".log");
+        List<String> command = new ArrayList<>(List.of(
+                ProcessHandle.current().info().command().orElse("java"),
+                "--enable-native-access=ALL-UNNAMED",
+                "-Xmx256m",
+                "-XX:TieredStopAtLevel=1",
+                "-cp",
+                classPath,
+                mainClass,
+                "--listen",
+                "127.0.0.1:0",
+                "--ready-file",
+                ready.toString()));
+        command.addAll(arguments);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
                 .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
@@ -80,16 +85,17 @@ public final class GatewayProcess implements AutoCloseable {
     }
 
     public SandboxServiceGrpc.SandboxServiceBlockingStub stub() {
-        return SandboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(60, TimeUnit.SECONDS);
+        return SandboxServiceGrpc.newBlockingStub(channel).withDeadlineAfter(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS);
     }
 
+    /** The {@code host:port} the gateway listens on. */
     public String address() {
         return address;
     }
 
     /** Waits for the process to end by itself (a fault point halts it) and returns its exit status. */
     public int awaitExit() throws InterruptedException {
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+        if (!process.waitFor(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             throw new IllegalStateException("the gateway process did not exit");
         }
         channel.shutdownNow();
@@ -100,7 +106,7 @@ public final class GatewayProcess implements AutoCloseable {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
 
-    /** Stops the process (SIGTERM, then SIGKILL after 30 s). */
+    /** Stops the process: SIGTERM, then SIGKILL after 30 s. */
     @Override
     public void close() {
         channel.shutdownNow();
