@@ -6,6 +6,12 @@ import dev.sandgate.driver.toolkit.PollingWatch;
 import dev.sandgate.driver.toolkit.SnapshotDiff;
 import dev.sandgate.spi.SandboxEvent;
 import dev.sandgate.spi.SandboxObservation;
+import dev.sandgate.spi.SandboxRef;
+import dev.sandgate.spi.SandboxState;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -13,24 +19,27 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiPredicate;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * The scans of one watch subscription, as an engine's event stream with a periodic resync would deliver them.
  *
  * <p>The driver reports every key it changes ({@link #changed}); a scan looks at those keys, and at one slice of the
- * others: the records are split into {@code sweepEvery} slices by their key's hash, and scan {@code n} looks at slice
- * {@code n mod sweepEvery} (a stat each), so that a change made by another process (or a test probe) behind this
- * driver's back is seen too, within {@code sweepEvery} polls. The first scan of every {@code sweepEvery} lists the
- * gateway's folder, for records added or removed behind the driver's back. A record is reread only when its {@link
- * DirectoryBackend.Version} changed; every {@code fullEvery / sweepEvery}-th round of {@code sweepEvery} scans rereads
- * every record it looks at, so that a change the version cannot tell apart is still seen. Over thousands of stored
- * sandboxes this keeps a watch's cost proportional to the changes instead of to the sandboxes, and spreads the looks at
- * every record evenly over the scans instead of spending them all in one (that burst took a second of one core's time
- * with 26,000 records).
+ * others: scans go in rounds of {@code sweepEvery} slices (more when a slice would hold more than {@link
+ * #MAX_LOOKS_PER_SCAN} records), the records split by their key's hash, and each scan looks at one slice (a stat each),
+ * so that a change made by another process (or a test probe) behind this driver's back is seen too, within a round.
+ * The first scan of a round lists the gateway's folder, for records added or removed behind the driver's back, if the
+ * folder changed since it was last listed. A record is reread only when its {@link DirectoryBackend.Version} changed;
+ * every {@code fullEvery / sweepEvery}-th round rereads every record it looks at (and lists the folder), so that a
+ * change the version cannot tell apart is still seen. Over many stored sandboxes this keeps a watch's cost per poll
+ * bounded and proportional to the changes instead of to the sandboxes, and its memory to a few fields per record.
  *
  * <p>The version is taken before the record is read: a record that changes in between is read as new and kept under the
  * older version, so the next look reads it again rather than missing the change. {@link #changed} may be called from
@@ -46,7 +55,7 @@ final class IncrementalScan {
     }
 
     /** The sandboxes whose observation changed, and the last observation of those that vanished. */
-    record Delta(List<Seen> changed, List<Seen> removed) {
+    record Delta(List<Seen> changed, List<SandboxObservation> removed) {
         Delta {
             changed = List.copyOf(changed);
             removed = List.copyOf(removed);
@@ -54,11 +63,36 @@ final class IncrementalScan {
     }
 
     /**
-     * One record as the last look left it: its version and what the driver made of it. Not its file's path, which a
-     * look builds again from the key: kept for every record, the paths held about 1.5 MiB of heap with 13,000 records
-     * (the gateway benchmark's live heap after a full collection: 30 to 31 MiB without them, 31 to 32 with).
+     * One record as the last look left it: its version, as two numbers, and what the driver made of it, or null for a
+     * resource that is not a sandbox. Not the record's path, its whole observation nor its backend id: kept for every
+     * record, those filled the heap with a million records; the few fields here (values many sandboxes share kept
+     * once, by an {@link Interner}) are what a change and a deletion event need.
      */
-    private record Entry(DirectoryBackend.Version version, Optional<Seen> seen) {}
+    private record Entry(long modified, long sizeAndKey, Sandbox sandbox) {}
+
+    /** What a watch delivers of one sandbox, less its key; {@code incarnation} tells a replaced resource apart. */
+    private record Sandbox(
+            String id,
+            String workspace,
+            String name,
+            long generation,
+            SandboxState state,
+            String digest,
+            Map<String, String> labels,
+            String detail,
+            int incarnation) {
+        SandboxObservation observation() {
+            return new SandboxObservation(
+                    new SandboxRef(id, workspace, name), generation, state, digest, labels, detail);
+        }
+    }
+
+    /** A scan looks at no more than about this many records of its slice (a stat each). */
+    static final int MAX_LOOKS_PER_SCAN = 1_000;
+    /** A folder changed this recently may change again within the same clock tick: listed again next round. */
+    private static final long RACY_FOLDER_NANOS = 2_000_000_000L;
+
+    private static final long RACY = Long.MIN_VALUE;
 
     private final DirectoryBackend backend;
     private final String gatewayId;
@@ -73,8 +107,20 @@ final class IncrementalScan {
     /** What the driver last wrote under a marked key, and that record's version then; taken by the key's next look. */
     private final ConcurrentHashMap<String, Written> written = new ConcurrentHashMap<>();
 
+    private final Interner interner = new Interner();
     private Map<String, Entry> known = new HashMap<>();
-    private long scans;
+    /** The folder's time when last listed, or {@link #RACY}. */
+    private long listed = RACY;
+
+    private long rounds;
+    /** The current round: its slices, the scan's slice, the keys it looks at by slice, what it does. */
+    private int slices = 1;
+
+    private int slice;
+    private String[] roundKeys = new String[0];
+    private int[] sliceStart = {0, 0};
+    private boolean reread;
+    private boolean relist;
     private long reads;
     private long told;
     private long looks;
@@ -126,32 +172,50 @@ final class IncrementalScan {
 
     /** Every sandbox there is now. */
     Map<String, Seen> first() {
-        scans = 0;
+        var seen = new HashMap<String, Seen>();
+        first((key, s) -> {
+            seen.put(key, s);
+            return true;
+        });
+        return seen;
+    }
+
+    /**
+     * Every sandbox there is now, one at a time to {@code each}, which answers false to stop (the subscription is
+     * closed): the first scan of many sandboxes is never held whole. Returns false if stopped.
+     */
+    boolean first(BiPredicate<String, Seen> each) {
+        rounds = 0;
+        slices = 1;
+        slice = 0;
         drainMarked(); // every record is read now; a key marked from now on is looked at by the next scan
         written.clear();
         known = new HashMap<>();
-        var seen = new HashMap<String, Seen>();
+        listed = folderModified();
         for (String key : backend.keys(gatewayId)) {
-            Entry entry = look(key, null, true);
-            if (entry != null) {
-                known.put(key, entry);
-                entry.seen().ifPresent(s -> seen.put(key, s));
+            Looked looked = look(key, null, true);
+            if (looked != null) {
+                known.put(key, looked.entry());
+                if (looked.seen() != null && !each.test(key, looked.seen())) {
+                    return false;
+                }
             }
         }
-        return seen;
+        return true;
     }
 
     /** What changed since the previous scan. */
     Delta next() {
-        scans++;
-        int slice = (int) ((scans - 1) % sweepEvery);
-        long round = (scans - 1) / sweepEvery + 1;
-        boolean reread = round % fullRounds == 0;
+        if (slice + 1 >= slices) {
+            startRound();
+        } else {
+            slice++;
+        }
         var changed = new ArrayList<Seen>();
-        var removed = new ArrayList<Seen>();
+        var removed = new ArrayList<SandboxObservation>();
         var looked = new HashSet<String>();
-        if (slice == 0) {
-            // A new round: what was added or removed behind this driver's back.
+        if (slice == 0 && relist) {
+            // What was added or removed behind this driver's back.
             Set<String> listed = new HashSet<>(backend.keys(gatewayId));
             for (var it = known.entrySet().iterator(); it.hasNext(); ) {
                 var entry = it.next();
@@ -169,34 +233,82 @@ final class IncrementalScan {
         }
         for (String key : drainMarked()) {
             if (looked.add(key)) {
-                lookAt(key, reread && inSlice(key, slice), changed, removed);
+                lookAt(key, reread && inSlice(key), changed, removed);
             }
         }
-        var mine = new ArrayList<String>();
-        for (String key : known.keySet()) {
-            if (inSlice(key, slice) && !looked.contains(key)) {
-                mine.add(key);
+        for (int i = sliceStart[slice]; i < sliceStart[slice + 1]; i++) {
+            String key = roundKeys[i];
+            if (looked.add(key)) {
+                lookAt(key, reread, changed, removed);
             }
-        }
-        for (String key : mine) {
-            lookAt(key, reread, changed, removed);
         }
         return new Delta(changed, removed);
     }
 
-    private boolean inSlice(String key, int slice) {
-        return Math.floorMod(key.hashCode(), sweepEvery) == slice;
+    /**
+     * A new round: its number of slices (more than {@code sweepEvery} when there are so many records that a slice
+     * would take more than {@link #MAX_LOOKS_PER_SCAN} looks), the keys known now grouped by slice, whether it rereads
+     * every record, and whether the folder must be listed: only if it changed since the last listing (its time was
+     * then older than {@link #RACY_FOLDER_NANOS}, so that a change within the same clock tick is not missed), and on
+     * rereading rounds.
+     */
+    private void startRound() {
+        rounds++;
+        slice = 0;
+        reread = rounds % fullRounds == 0;
+        slices = Math.max(sweepEvery, known.size() / MAX_LOOKS_PER_SCAN + 1);
+        long folder = folderModified();
+        relist = reread || folder != listed || listed == RACY;
+        if (relist) {
+            listed = folder;
+        }
+        var counts = new int[slices + 1];
+        for (String key : known.keySet()) {
+            counts[sliceOf(key) + 1]++;
+        }
+        for (int i = 1; i <= slices; i++) {
+            counts[i] += counts[i - 1];
+        }
+        sliceStart = counts.clone();
+        roundKeys = new String[known.size()];
+        for (String key : known.keySet()) {
+            roundKeys[counts[sliceOf(key)]++] = key;
+        }
     }
 
-    private void lookAt(String key, boolean reread, List<Seen> changed, List<Seen> removed) {
+    private int sliceOf(String key) {
+        return Math.floorMod(key.hashCode(), slices);
+    }
+
+    private boolean inSlice(String key) {
+        return sliceOf(key) == slice;
+    }
+
+    /** The folder's modification time in nanoseconds, or {@link #RACY} if it is too recent to tell later changes. */
+    private long folderModified() {
+        try {
+            long modified = Files.getLastModifiedTime(records).to(TimeUnit.NANOSECONDS);
+            return System.currentTimeMillis() * 1_000_000L - modified < RACY_FOLDER_NANOS ? RACY : modified;
+        } catch (NoSuchFileException e) {
+            return RACY;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the attributes of " + records, e);
+        }
+    }
+
+    @SuppressWarnings("ReferenceEquality") // the same entry object means the record did not change: a fast path
+    private void lookAt(String key, boolean reread, List<Seen> changed, List<SandboxObservation> removed) {
         Entry before = known.get(key);
-        Entry after = look(key, before, reread);
+        Looked looked = look(key, before, reread);
+        Entry after = looked == null ? null : looked.entry();
         if (after == null) {
             known.remove(key);
         } else {
             known.put(key, after);
         }
-        compare(before, after, changed, removed);
+        if (before != after) {
+            compare(before, looked, changed, removed);
+        }
     }
 
     @SuppressWarnings("ModifyCollectionInEnhancedForLoop") // a concurrent set: its iterator tolerates removal
@@ -209,8 +321,11 @@ final class IncrementalScan {
         return keys;
     }
 
+    /** A look's entry, and the sandbox it read (null if it read nothing or the record is not a sandbox). */
+    private record Looked(Entry entry, Seen seen) {}
+
     /** The record under {@code key} now (the same entry if its version did not change), or null if it is gone. */
-    private Entry look(String key, Entry before, boolean reread) {
+    private Looked look(String key, Entry before, boolean reread) {
         looks++;
         Written hint = written.remove(key);
         Optional<DirectoryBackend.Version> version =
@@ -218,35 +333,55 @@ final class IncrementalScan {
         if (version.isEmpty()) {
             return null;
         }
-        if (!reread && before != null && before.version().equals(version.get())) {
-            return before;
+        long modified = version.get().modified().to(TimeUnit.NANOSECONDS);
+        long sizeAndKey =
+                (version.get().size() << 32) ^ Objects.hashCode(version.get().fileKey());
+        if (!reread && before != null && before.modified() == modified && before.sizeAndKey() == sizeAndKey) {
+            return new Looked(before, null);
         }
+        StoredResource resource;
         if (!reread && hint != null && hint.version().equals(version.get())) {
             told++;
-            return new Entry(version.get(), toSeen.apply(hint.resource()));
+            resource = hint.resource();
+        } else {
+            Optional<StoredResource> read = backend.read(gatewayId, key);
+            if (read.isEmpty()) {
+                return null;
+            }
+            reads++;
+            resource = read.get();
         }
-        Optional<StoredResource> resource = backend.read(gatewayId, key);
-        if (resource.isEmpty()) {
-            return null;
-        }
-        reads++;
-        return new Entry(version.get(), toSeen.apply(resource.get()));
+        Optional<Seen> seen = toSeen.apply(resource);
+        return new Looked(
+                new Entry(modified, sizeAndKey, seen.map(s -> sandbox(key, s)).orElse(null)), seen.orElse(null));
+    }
+
+    /** What an entry keeps of {@code seen}: the key's own instance as the id, and shared values once. */
+    private Sandbox sandbox(String key, Seen seen) {
+        SandboxObservation o = seen.observation();
+        return new Sandbox(
+                o.ref().id().equals(key) ? key : o.ref().id(),
+                interner.intern(o.ref().workspace()),
+                o.ref().name(),
+                o.generation(),
+                o.state(),
+                interner.intern(o.policyDigest()),
+                interner.intern(o.labels()),
+                interner.intern(o.detail()),
+                seen.backendId().hashCode());
     }
 
     /** What the watch delivers for one record going from {@code before} to {@code after} (null: absent). */
-    @SuppressWarnings("ReferenceEquality") // the same entry object means nothing was rescanned: a fast path
-    private static void compare(Entry before, Entry after, List<Seen> changed, List<Seen> removed) {
-        if (before == after) {
-            return;
-        }
-        Optional<Seen> was = before == null ? Optional.empty() : before.seen();
-        Optional<Seen> is = after == null ? Optional.empty() : after.seen();
-        if (is.isPresent()) {
-            if (!is.equals(was)) {
-                changed.add(is.get());
+    private static void compare(Entry before, Looked after, List<Seen> changed, List<SandboxObservation> removed) {
+        Sandbox was = before == null ? null : before.sandbox();
+        Sandbox is =
+                after == null || after.entry() == null ? null : after.entry().sandbox();
+        if (is != null) {
+            if (!is.equals(was) && after.seen() != null) {
+                changed.add(after.seen());
             }
-        } else if (was.isPresent()) {
-            removed.add(was.get());
+        } else if (was != null) {
+            removed.add(was.observation());
         }
     }
 
@@ -270,19 +405,23 @@ final class IncrementalScan {
         return new PollingWatch.Poller() {
             @Override
             public List<SandboxEvent> first() {
-                return SnapshotDiff.events(
-                        observations(IncrementalScan.this.first().values()), List.of());
+                var events = new ArrayList<SandboxEvent>();
+                first(events::add);
+                return events;
+            }
+
+            @Override
+            public boolean first(Predicate<SandboxEvent> deliver) {
+                return IncrementalScan.this.first(
+                        (key, seen) -> deliver.test(new SandboxEvent.Snapshot(seen.observation())));
             }
 
             @Override
             public List<SandboxEvent> next() {
                 Delta delta = IncrementalScan.this.next();
-                return SnapshotDiff.events(observations(delta.changed()), observations(delta.removed()));
+                return SnapshotDiff.events(
+                        delta.changed().stream().map(Seen::observation).toList(), delta.removed());
             }
         };
-    }
-
-    private static List<SandboxObservation> observations(Collection<Seen> seen) {
-        return seen.stream().map(Seen::observation).toList();
     }
 }

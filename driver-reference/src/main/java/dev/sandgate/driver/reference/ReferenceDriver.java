@@ -27,7 +27,8 @@ import dev.sandgate.spi.WatchSubscription;
 import java.io.UncheckedIOException;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -57,12 +58,16 @@ final class ReferenceDriver implements ComputeDriver {
     private static final System.Logger LOG = System.getLogger(ReferenceDriver.class.getName());
     /**
      * A watch looks at every record (a stat each) once over this many polls, a slice of them on each, to see changes
-     * made behind this driver's back (1 s at the default 50 ms interval); and on every poll at the records this driver
-     * changed.
+     * made behind this driver's back (1 s at the default 50 ms interval; longer with more records than {@link
+     * IncrementalScan#MAX_LOOKS_PER_SCAN} per slice); and on every poll at the records this driver changed.
      */
     static final int SWEEP_EVERY = 20;
-    /** A watch rereads every record once over this many polls; otherwise only records whose version changed. */
-    static final int FULL_SCAN_EVERY = 100;
+    /**
+     * A watch rereads every record once over about this many polls (a minute at the default interval); otherwise only
+     * records whose version changed. Every write renames a new file into place, so the version (the file's identity
+     * among its fields) tells nearly every change apart: rereading is a safety net, and over many records a costly one.
+     */
+    static final int FULL_SCAN_EVERY = 1_200;
     /**
      * The images this backend does not have and can never get: a create of one fails permanently (INVALID_ARGUMENT
      * naming {@code spec.image}) and leaves nothing behind, as an engine that cannot pull an image does.
@@ -186,8 +191,7 @@ final class ReferenceDriver implements ComputeDriver {
     @Override
     public List<SandboxObservation> list() {
         requireOpen();
-        return boundary(() -> List.copyOf(
-                scan().values().stream().map(IncrementalScan.Seen::observation).toList()));
+        return boundary(this::listed);
     }
 
     @Override
@@ -287,13 +291,30 @@ final class ReferenceDriver implements ComputeDriver {
         }
     }
 
-    /** Every resource of this gateway that is a sandbox: stored under its own id and stamped by this gateway. */
-    private Map<String, IncrementalScan.Seen> scan() {
-        var seen = new HashMap<String, IncrementalScan.Seen>();
-        for (StoredResource resource : backend.list(gatewayId)) {
-            seen(resource).ifPresent(s -> seen.put(resource.key(), s));
+    /**
+     * Every resource of this gateway that is a sandbox: stored under its own id and stamped by this gateway. The SPI
+     * asks for every observation at once, so each is made small instead: read one record at a time, its id the key's
+     * instance, and what many sandboxes share (workspace, policy digest, labels) kept once.
+     */
+    private List<SandboxObservation> listed() {
+        var interner = new Interner();
+        var observations = new ArrayList<SandboxObservation>();
+        for (String key : backend.keys(gatewayId)) {
+            backend.read(gatewayId, key).flatMap(this::seen).ifPresent(seen -> {
+                SandboxObservation o = seen.observation();
+                observations.add(new SandboxObservation(
+                        new SandboxRef(
+                                key,
+                                interner.intern(o.ref().workspace()),
+                                o.ref().name()),
+                        o.generation(),
+                        o.state(),
+                        interner.intern(o.policyDigest()),
+                        interner.intern(o.labels()),
+                        ""));
+            });
         }
-        return seen;
+        return Collections.unmodifiableList(observations);
     }
 
     /** What a watch sees of {@code resource}: empty unless it is one of this gateway's sandboxes. */

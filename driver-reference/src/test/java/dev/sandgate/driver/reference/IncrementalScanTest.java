@@ -59,6 +59,11 @@ class IncrementalScanTest {
                 .toList();
     }
 
+    /** The keys of vanished sandboxes, which the test's sandboxes carry as their names. */
+    private static List<String> removedKeys(List<SandboxObservation> removed) {
+        return removed.stream().map(o -> o.ref().name()).toList();
+    }
+
     @Test
     void aSweepRereadsOnlyTheRecordsThatChangedSinceThePreviousScan() {
         var backend = new DirectoryBackend(root);
@@ -108,7 +113,7 @@ class IncrementalScanTest {
 
         IncrementalScan.Delta delta = scan.next();
         assertThat(keys(delta.changed())).containsExactly("new");
-        assertThat(keys(delta.removed())).containsExactly("old");
+        assertThat(removedKeys(delta.removed())).containsExactly("old");
     }
 
     @Test
@@ -194,7 +199,7 @@ class IncrementalScanTest {
         backend.locked(GATEWAY, "gone", () -> backend.remove(GATEWAY, "gone"));
         scan.changed("gone");
 
-        assertThat(keys(scan.next().removed())).containsExactly("gone");
+        assertThat(removedKeys(scan.next().removed())).containsExactly("gone");
         scan.changed("gone");
         assertThat(scan.next().removed()).isEmpty();
     }
@@ -259,7 +264,7 @@ class IncrementalScanTest {
         IncrementalScan.Delta delta = scan.next();
 
         assertThat(delta.changed()).isEmpty();
-        assertThat(keys(delta.removed())).containsExactly("brief");
+        assertThat(removedKeys(delta.removed())).containsExactly("brief");
         assertThat(scan.told()).isZero();
     }
 
@@ -321,5 +326,28 @@ class IncrementalScanTest {
         assertThat(delta.changed()).isEmpty();
         assertThat(delta.removed()).isEmpty();
         assertThat(scan.reads()).isEqualTo(1);
+    }
+
+    @Test
+    void aScanOfManyRecordsLooksAtABoundedSliceAndARoundStillLooksAtEveryRecordOnce() {
+        var backend = new DirectoryBackend(root);
+        int count = IncrementalScan.MAX_LOOKS_PER_SCAN * 5 / 2;
+        insertMany(backend, count);
+        var scan = new IncrementalScan(backend, GATEWAY, IncrementalScanTest::seen, 1, 1_000_000);
+        scan.first();
+
+        long before = scan.looks();
+        var perScan = new ArrayList<Long>();
+        while (scan.looks() - before < count) {
+            long at = scan.looks();
+            scan.next();
+            perScan.add(scan.looks() - at);
+        }
+
+        assertThat(scan.looks() - before).isEqualTo(count);
+        assertThat(perScan)
+                .hasSizeGreaterThan(2)
+                .allSatisfy(looks -> assertThat(looks).isLessThanOrEqualTo(IncrementalScan.MAX_LOOKS_PER_SCAN * 3 / 2));
+        assertThat(scan.reads()).as("nothing changed: nothing reread").isEqualTo(count);
     }
 }

@@ -13,6 +13,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
+import java.util.function.Predicate;
 
 /**
  * A watch subscription that polls: the first poll is delivered followed by {@link SandboxEvent.Synced}, every later
@@ -33,6 +34,20 @@ public final class PollingWatch implements WatchSubscription {
 
         /** What changed since the previous poll. */
         List<SandboxEvent> next();
+
+        /**
+         * The first poll, one event at a time to {@code deliver}, which answers false once the subscription is
+         * closed; false if stopped so. By default {@link #first()}'s events; a poller of many sandboxes delivers
+         * each as it finds it, so that the first snapshot is never held whole in memory.
+         */
+        default boolean first(Predicate<SandboxEvent> deliver) {
+            for (SandboxEvent event : first()) {
+                if (!deliver.test(event)) {
+                    return false;
+                }
+            }
+            return true;
+        }
     }
 
     private final Poller poller;
@@ -92,7 +107,7 @@ public final class PollingWatch implements WatchSubscription {
 
     private void run() {
         try {
-            if (!deliver(poller.first()) || !deliver(List.of(new SandboxEvent.Synced()))) {
+            if (!poller.first(this::deliver) || !deliver(new SandboxEvent.Synced())) {
                 return;
             }
             while (awaitNextPoll()) {
@@ -110,22 +125,30 @@ public final class PollingWatch implements WatchSubscription {
     /** Delivers {@code events} in order unless closed; false once closed. */
     private boolean deliver(List<SandboxEvent> events) {
         for (SandboxEvent event : events) {
-            lock.lock();
-            try {
-                if (closed) {
-                    return false;
-                }
-                try {
-                    watcher.onEvent(event);
-                } catch (RuntimeException e) {
-                    LOG.log(Level.WARNING, "a watcher failed on an event; the subscription continues", e);
-                }
-            } finally {
-                lock.unlock();
+            if (!deliver(event)) {
+                return false;
             }
         }
         lock.lock();
         try {
+            return !closed;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Delivers {@code event} unless closed; false once closed. */
+    private boolean deliver(SandboxEvent event) {
+        lock.lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            try {
+                watcher.onEvent(event);
+            } catch (RuntimeException e) {
+                LOG.log(Level.WARNING, "a watcher failed on an event; the subscription continues", e);
+            }
             return !closed;
         } finally {
             lock.unlock();
