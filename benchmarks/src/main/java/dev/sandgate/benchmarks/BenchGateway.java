@@ -1,8 +1,8 @@
 package dev.sandgate.benchmarks;
 
 import dev.sandgate.gateway.server.Gateway;
-import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.gateway.server.GatewaySettings;
 import io.grpc.ServerServiceDefinition;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
 import java.net.InetAddress;
@@ -48,7 +48,7 @@ public final class BenchGateway implements AutoCloseable {
             String synchronous,
             ServerServiceDefinition... extra) {
         InetAddress loopback = InetAddress.getLoopbackAddress();
-        GatewayConfig config = GatewayConfig.load(
+        GatewaySettings config = GatewaySettings.load(
                 new String[] {
                     "--listen",
                     loopback.getHostAddress() + ":0",

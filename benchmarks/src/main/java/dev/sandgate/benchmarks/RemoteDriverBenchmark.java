@@ -5,8 +5,8 @@ import dev.sandgate.driver.remote.RemoteSettings;
 import dev.sandgate.gateway.policy.PolicyDocument;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
@@ -83,8 +83,8 @@ public final class RemoteDriverBenchmark {
         List<ComputeDriver> drivers = new ArrayList<>();
         try {
             host = startHost(root);
-            DriverConfig remote =
-                    DriverConfig.EMPTY.with(RemoteSettings.TARGET, "unix://" + root.resolve("driver.sock"));
+            DriverSettings remote =
+                    DriverSettings.EMPTY.with(RemoteSettings.TARGET, "unix://" + root.resolve("driver.sock"));
             MutationHook noOp = (ref, operation, backendId) -> {};
             ComputeDriverProvider reference = ServiceLoader.load(ComputeDriverProvider.class).stream()
                     .map(ServiceLoader.Provider::get)
@@ -92,7 +92,7 @@ public final class RemoteDriverBenchmark {
                     .findFirst()
                     .orElseThrow(() -> new IllegalStateException("no reference driver on the class path"));
             drivers.add(reference.create(
-                    DriverConfig.EMPTY.with(
+                    DriverSettings.EMPTY.with(
                             REFERENCE_DIRECTORY, root.resolve("in").toString()),
                     context(MutationHook.NONE)));
             drivers.add(new RemoteDriverProvider().create(remote, context(MutationHook.NONE)));

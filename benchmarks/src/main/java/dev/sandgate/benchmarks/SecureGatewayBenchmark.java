@@ -10,8 +10,8 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import dev.sandgate.gateway.security.GatewaySecurity;
 import dev.sandgate.gateway.server.Gateway;
-import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.gateway.server.GatewaySettings;
 import io.grpc.ClientInterceptors;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -141,7 +141,7 @@ public final class SecureGatewayBenchmark {
                 "--driver-property",
                 "reference.watch-interval=1000ms"));
         args.addAll(securityArgs);
-        GatewayConfig config = GatewayConfig.load(args.toArray(String[]::new), Map.of());
+        GatewaySettings config = GatewaySettings.load(args.toArray(String[]::new), Map.of());
         try (Gateway gateway = Gateway.open(config);
                 GatewaySecurity security =
                         GatewaySecurity.open(config.security(), gateway.lifecycle(), Clock.systemUTC());

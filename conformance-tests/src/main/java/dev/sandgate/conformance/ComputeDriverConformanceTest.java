@@ -2,9 +2,9 @@ package dev.sandgate.conformance;
 
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterAll;
@@ -21,7 +21,7 @@ import org.junit.jupiter.api.TestInstance;
  * <pre>{@code
  * class MyDriverConformanceTest extends ComputeDriverConformanceTest {
  *     protected ComputeDriverProvider provider() { return new MyDriverProvider(); }
- *     protected DriverConfig config() { return DriverConfig.EMPTY.with("my.endpoint", "unix:///run/my.sock"); }
+ *     protected DriverSettings config() { return DriverSettings.EMPTY.with("my.endpoint", "unix:///run/my.sock"); }
  *     protected BackendProbe probe() { return new MyBackendProbe(); }
  *     protected SandboxSpec runningSpec() { return SandboxSpec.ofImage("localhost/sleeper:1"); }
  *     protected SandboxSpec permanentlyRefusedSpec() { return SandboxSpec.ofImage("127.0.0.1:1/absent:1"); }
@@ -76,7 +76,7 @@ public abstract class ComputeDriverConformanceTest extends WatchRules {
     protected abstract ComputeDriverProvider provider();
 
     /** The settings to create the driver with (the same for every driver instance of the class). */
-    protected abstract DriverConfig config();
+    protected abstract DriverSettings config();
 
     /** Out-of-band access to the backend the driver uses. Called once per test class and closed after it. */
     protected abstract BackendProbe probe();

@@ -8,10 +8,10 @@ import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.CreateResult;
 import dev.sandgate.spi.DriverCapabilities;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
@@ -53,7 +53,7 @@ final class KitSession {
     final String foreignGatewayId = gatewayId + "-foreign";
     final KitMutationHook hook = new KitMutationHook();
     final ComputeDriverProvider provider;
-    final DriverConfig config;
+    final DriverSettings config;
     final BackendProbe probe;
     final SandboxSpec spec;
     final Duration timeout;
@@ -74,7 +74,7 @@ final class KitSession {
     private KitSession(
             String testClassName,
             ComputeDriverProvider provider,
-            DriverConfig config,
+            DriverSettings config,
             BackendProbe probe,
             SandboxSpec spec,
             Supplier<SandboxSpec> refusedSpec,
@@ -99,7 +99,7 @@ final class KitSession {
     static KitSession start(
             String testClassName,
             ComputeDriverProvider provider,
-            DriverConfig config,
+            DriverSettings config,
             Supplier<BackendProbe> probe,
             SandboxSpec spec,
             Supplier<SandboxSpec> refusedSpec,

@@ -25,11 +25,11 @@ public interface ComputeDriverProvider {
      * Whether this driver can run with {@code config} on this machine (an engine socket answers, a binary exists).
      * Never throws; may do bounded I/O.
      */
-    Availability availability(DriverConfig config);
+    Availability availability(DriverSettings config);
 
     /**
      * Creates a driver. May throw {@link DriverException} with INVALID_ARGUMENT (a bad setting, named) or UNAVAILABLE
      * (the backend cannot be reached).
      */
-    ComputeDriver create(DriverConfig config, DriverContext context);
+    ComputeDriver create(DriverSettings config, DriverContext context);
 }

@@ -5,8 +5,8 @@ import static java.util.Objects.requireNonNull;
 import dev.sandgate.gateway.policy.PolicyDocument;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
 import dev.sandgate.spi.ResourceRequests;
@@ -55,7 +55,7 @@ final class DriverSide implements LifecycleSide {
                 .filter(candidate -> candidate.name().equals(name))
                 .findFirst()
                 .orElseThrow(() -> new IllegalStateException("no " + name + " driver on the class path"));
-        DriverConfig config = DriverConfig.EMPTY.with(name + ".host", settings.host());
+        DriverSettings config = DriverSettings.EMPTY.with(name + ".host", settings.host());
         String gatewayId = "bench-driver-" + UUID.randomUUID().toString().substring(0, 8);
         return new DriverSide(
                 provider.create(config, DriverContext.of(gatewayId)),

@@ -2,8 +2,8 @@ package dev.sandgate.benchmarks.engine;
 
 import dev.sandgate.benchmarks.LifecycleClient;
 import dev.sandgate.gateway.server.Gateway;
-import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.gateway.server.GatewaySettings;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
@@ -44,7 +44,7 @@ final class GatewaySide implements LifecycleSide {
     static GatewaySide start(EngineBenchmarkSettings settings, Path dataDir, String workspace) {
         InetAddress loopback = InetAddress.getLoopbackAddress();
         String driver = settings.engine().driver;
-        GatewayConfig config = GatewayConfig.load(
+        GatewaySettings config = GatewaySettings.load(
                 new String[] {
                     "--listen",
                     loopback.getHostAddress() + ":0",

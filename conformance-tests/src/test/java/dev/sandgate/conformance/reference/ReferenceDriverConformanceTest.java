@@ -4,7 +4,7 @@ import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.ComputeDriverConformanceTest;
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,8 +21,8 @@ class ReferenceDriverConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
-    protected DriverConfig config() {
-        return DriverConfig.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString());
+    protected DriverSettings config() {
+        return DriverSettings.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString());
     }
 
     @Override

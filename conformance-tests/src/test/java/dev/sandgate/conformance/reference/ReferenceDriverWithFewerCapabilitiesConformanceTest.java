@@ -4,7 +4,7 @@ import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.ComputeDriverConformanceTest;
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,8 +24,8 @@ class ReferenceDriverWithFewerCapabilitiesConformanceTest extends ComputeDriverC
     }
 
     @Override
-    protected DriverConfig config() {
-        return DriverConfig.EMPTY
+    protected DriverSettings config() {
+        return DriverSettings.EMPTY
                 .with(ReferenceDriverProvider.DIRECTORY, directory.toString())
                 .with(ReferenceDriverProvider.ENFORCEABLE_FIELDS, "none")
                 .with(ReferenceDriverProvider.LAUNCH_POLICY_ON_START, "false");

@@ -2,8 +2,8 @@ package dev.sandgate.driver.container;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Duration;
@@ -13,7 +13,7 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * A container driver's settings, read from {@link DriverConfig} keys under the driver's prefix ({@code docker.} or
+ * A container driver's settings, read from {@link DriverSettings} keys under the driver's prefix ({@code docker.} or
  * {@code podman.}):
  *
  * <ul>
@@ -83,7 +83,7 @@ public record ContainerDriverSettings(
      * @throws DriverException INVALID_ARGUMENT naming the offending key
      */
     public static ContainerDriverSettings from(
-            DriverConfig config,
+            DriverSettings config,
             String prefix,
             String defaultHost,
             String hostVariable,
@@ -112,14 +112,14 @@ public record ContainerDriverSettings(
         }
         Duration stopGrace = nonNegative(
                 prefix + ".stop-grace-period",
-                config.getDuration(prefix + ".stop-grace-period", Duration.ofSeconds(10)));
+                config.asDuration(prefix + ".stop-grace-period", Duration.ofSeconds(10)));
         Duration requestTimeout = positive(
-                prefix + ".request-timeout", config.getDuration(prefix + ".request-timeout", Duration.ofSeconds(60)));
-        Duration pullTimeout = positive(
-                prefix + ".pull-timeout", config.getDuration(prefix + ".pull-timeout", Duration.ofMinutes(10)));
+                prefix + ".request-timeout", config.asDuration(prefix + ".request-timeout", Duration.ofSeconds(60)));
+        Duration pullTimeout =
+                positive(prefix + ".pull-timeout", config.asDuration(prefix + ".pull-timeout", Duration.ofMinutes(10)));
         Duration reconnect = positive(
                 prefix + ".watch-reconnect-timeout",
-                config.getDuration(prefix + ".watch-reconnect-timeout", Duration.ofSeconds(60)));
+                config.asDuration(prefix + ".watch-reconnect-timeout", Duration.ofSeconds(60)));
         Optional<String> tlsCertPath = config.get(prefix + ".tls-cert-path").map(String::trim);
         if (tlsCertPath.isPresent() && !host.getScheme().equals("tcp")) {
             throw DriverException.invalidArgument(prefix + ".tls-cert-path", "applies only to a tcp:// host");

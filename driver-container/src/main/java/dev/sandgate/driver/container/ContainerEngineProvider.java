@@ -8,9 +8,9 @@ import com.github.dockerjava.api.model.VersionComponent;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,7 +53,7 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
     }
 
     /** What this engine does differently from the Docker Engine, configured from {@code config}. */
-    protected abstract EngineDialect dialect(DriverConfig config);
+    protected abstract EngineDialect dialect(DriverSettings config);
 
     /**
      * Whether the engine that answered is the one this driver is for (Docker Engine or Podman), from its version
@@ -84,7 +84,7 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
      *
      * @throws DriverException INVALID_ARGUMENT naming a bad setting, or a key under {@code <name>.} that is not one
      */
-    public final ContainerDriverSettings settings(DriverConfig config) {
+    public final ContainerDriverSettings settings(DriverSettings config) {
         Set<String> known = new HashSet<>(ContainerDriverSettings.keys(name));
         known.addAll(dialectSettings());
         config.rejectUnknown(name + ".", known, Set.of());
@@ -92,7 +92,7 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public Availability availability(DriverConfig config) {
+    public Availability availability(DriverSettings config) {
         ContainerDriverSettings settings;
         EngineDialect dialect;
         try {
@@ -131,12 +131,12 @@ public abstract class ContainerEngineProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public ComputeDriver create(DriverConfig config, DriverContext context) {
+    public ComputeDriver create(DriverSettings config, DriverContext context) {
         requireNonNull(config, "config is null");
         requireNonNull(context, "context is null");
         ContainerDriverSettings settings = settings(config);
         EngineDialect dialect = dialect(config);
-        return ContainerComputeDriver.connect(dialect, settings, context);
+        return ContainerDriver.connect(dialect, settings, context);
     }
 
     /** Whether {@code componentNames} (from the engine's version) contain one whose name contains {@code word}. */

@@ -2,7 +2,7 @@ package dev.sandgate.driver.docker;
 
 import dev.sandgate.driver.container.ContainerEngineProvider;
 import dev.sandgate.driver.container.EngineDialect;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -29,7 +29,7 @@ public final class DockerDriverProvider extends ContainerEngineProvider {
     }
 
     @Override
-    protected EngineDialect dialect(DriverConfig config) {
+    protected EngineDialect dialect(DriverSettings config) {
         return DockerEngineDialect.INSTANCE;
     }
 

@@ -2,7 +2,7 @@ package dev.sandgate.driver.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
@@ -13,12 +13,12 @@ class DockerDriverProviderTest {
     void theSocketComesFromTheKeyThenDockerHostThenTheDefault() {
         var provider = new DockerDriverProvider(Map.of("DOCKER_HOST", "tcp://127.0.0.1:2375"));
 
-        assertThat(provider.settings(DriverConfig.EMPTY.with("docker.host", "unix:///x.sock"))
+        assertThat(provider.settings(DriverSettings.EMPTY.with("docker.host", "unix:///x.sock"))
                         .host())
                 .isEqualTo(URI.create("unix:///x.sock"));
-        assertThat(provider.settings(DriverConfig.EMPTY).host()).isEqualTo(URI.create("tcp://127.0.0.1:2375"));
+        assertThat(provider.settings(DriverSettings.EMPTY).host()).isEqualTo(URI.create("tcp://127.0.0.1:2375"));
         assertThat(new DockerDriverProvider(Map.of())
-                        .settings(DriverConfig.EMPTY)
+                        .settings(DriverSettings.EMPTY)
                         .host())
                 .isEqualTo(URI.create(DockerDriverProvider.DEFAULT_HOST));
     }

@@ -6,7 +6,7 @@ import dev.sandgate.driver.container.ContainerEngineProvider;
 import dev.sandgate.driver.container.testing.ContainerEngineDriverTest;
 import dev.sandgate.driver.container.testing.TestEngine;
 import dev.sandgate.spi.Availability;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.testing.EngineTest;
 import org.junit.jupiter.api.Test;
 
@@ -34,7 +34,7 @@ class DockerDriverTest extends ContainerEngineDriverTest {
                 TestEngine.fromEnvironment("Podman", "SANDGATE_PODMAN_HOST", "unix:///run/podman/podman.sock");
         podman.requireAvailable();
 
-        Availability availability = provider().availability(DriverConfig.EMPTY.with("docker.host", podman.host()));
+        Availability availability = provider().availability(DriverSettings.EMPTY.with("docker.host", podman.host()));
 
         assertThat(availability.available()).isFalse();
         assertThat(availability.reason()).contains(podman.host()).contains("use the podman driver");

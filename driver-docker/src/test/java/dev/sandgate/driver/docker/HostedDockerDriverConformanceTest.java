@@ -7,7 +7,7 @@ import dev.sandgate.driver.host.HostedDriverExtension;
 import dev.sandgate.driver.host.HostedDriverProcess;
 import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.testing.EngineTest;
 import dev.sandgate.testing.ProcessTest;
@@ -39,7 +39,7 @@ class HostedDockerDriverConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return HOST.process().remoteConfig();
     }
 

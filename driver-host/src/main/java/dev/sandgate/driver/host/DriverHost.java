@@ -3,9 +3,9 @@ package dev.sandgate.driver.host;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import io.grpc.Server;
 import io.grpc.ServerCredentials;
 import io.grpc.TlsServerCredentials;
@@ -72,7 +72,7 @@ public final class DriverHost implements AutoCloseable {
     }
 
     /** Starts serving {@code provider} with {@code config}. */
-    public static DriverHost start(ComputeDriverProvider provider, DriverConfig config, Listen listen)
+    public static DriverHost start(ComputeDriverProvider provider, DriverSettings config, Listen listen)
             throws IOException {
         requireNonNull(provider, "provider is null");
         requireNonNull(config, "config is null");

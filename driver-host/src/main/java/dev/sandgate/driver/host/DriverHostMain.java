@@ -2,9 +2,9 @@ package dev.sandgate.driver.host;
 
 import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
@@ -50,7 +50,7 @@ public final class DriverHostMain {
         try {
             Map<String, List<String>> options = parse(args);
             provider = provider(options);
-            DriverConfig config = config(options);
+            DriverSettings config = config(options);
             DriverHost.Listen listen = listen(options);
             host = DriverHost.start(provider, config, listen);
             address = switch (listen) {
@@ -125,7 +125,7 @@ public final class DriverHostMain {
                 .orElseThrow(() -> usage("--driver " + name + ": no such driver on the class path; it has " + names));
     }
 
-    private static DriverConfig config(Map<String, List<String>> options) throws IOException {
+    private static DriverSettings config(Map<String, List<String>> options) throws IOException {
         Map<String, String> settings = new HashMap<>();
         String file = single(options, "config");
         if (file != null) {
@@ -142,7 +142,7 @@ public final class DriverHostMain {
             }
             settings.put(assignment.substring(0, equals), assignment.substring(equals + 1));
         }
-        return new DriverConfig(settings);
+        return new DriverSettings(settings);
     }
 
     /**

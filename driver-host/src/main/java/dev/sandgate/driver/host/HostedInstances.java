@@ -6,9 +6,9 @@ import dev.sandgate.driver.v1.CallContext;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxRef;
 import java.time.Clock;
@@ -26,10 +26,10 @@ final class HostedInstances implements AutoCloseable {
     private static final ThreadLocal<MutationAnnouncer> CURRENT = new ThreadLocal<>();
 
     private final ComputeDriverProvider provider;
-    private final DriverConfig config;
+    private final DriverSettings config;
     private final ConcurrentHashMap<Key, ComputeDriver> instances = new ConcurrentHashMap<>();
 
-    HostedInstances(ComputeDriverProvider provider, DriverConfig config) {
+    HostedInstances(ComputeDriverProvider provider, DriverSettings config) {
         this.provider = requireNonNull(provider, "provider is null");
         this.config = requireNonNull(config, "config is null");
     }

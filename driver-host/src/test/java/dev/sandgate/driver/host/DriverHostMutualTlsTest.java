@@ -10,10 +10,10 @@ import dev.sandgate.driver.v1.ComputeDriverGrpc;
 import dev.sandgate.driver.v1.HandshakeRequest;
 import dev.sandgate.driver.v1.ProtocolVersion;
 import dev.sandgate.spi.ComputeDriver;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import io.grpc.ChannelCredentials;
 import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
@@ -49,7 +49,7 @@ class DriverHostMutualTlsTest {
         TestCertificateAuthority.Issued server = hosts.server("driver-host");
         host = DriverHost.start(
                 new ReferenceDriverProvider(),
-                DriverConfig.EMPTY.with(
+                DriverSettings.EMPTY.with(
                         ReferenceDriverProvider.DIRECTORY,
                         directory.resolve("backend").toString()),
                 new DriverHost.Listen.Tcp("127.0.0.1", 0, server.certificate(), server.key(), gateways.certificate()));
@@ -60,8 +60,8 @@ class DriverHostMutualTlsTest {
         host.close();
     }
 
-    private static DriverConfig remoteConfig(TestCertificateAuthority.Issued client, Path trust) {
-        return DriverConfig.EMPTY
+    private static DriverSettings remoteConfig(TestCertificateAuthority.Issued client, Path trust) {
+        return DriverSettings.EMPTY
                 .with(RemoteSettings.TARGET, "127.0.0.1:" + host.port())
                 .with(RemoteSettings.TLS_CERTIFICATE, client.certificate().toString())
                 .with(RemoteSettings.TLS_KEY, client.key().toString())
@@ -88,7 +88,7 @@ class DriverHostMutualTlsTest {
 
     @Test
     void aClientWithACertificateOfTheTrustedAuthorityIsServed() {
-        DriverConfig config = remoteConfig(gateways.client("gateway"), hosts.certificate());
+        DriverSettings config = remoteConfig(gateways.client("gateway"), hosts.certificate());
 
         try (ComputeDriver driver = new RemoteDriverProvider().create(config, DriverContext.of("gateway-1"))) {
             assertThat(driver.list()).isEmpty();
@@ -108,7 +108,7 @@ class DriverHostMutualTlsTest {
     @Test
     void aClientCertificateOfAnotherAuthorityIsRefusedAtTheHandshake() {
         var strangers = TestCertificateAuthority.create(directory, "strangers");
-        DriverConfig config = remoteConfig(strangers.client("stranger"), hosts.certificate());
+        DriverSettings config = remoteConfig(strangers.client("stranger"), hosts.certificate());
 
         DriverException refused = catchThrowableOfType(
                 DriverException.class, () -> new RemoteDriverProvider().create(config, DriverContext.of("gateway-1")));
@@ -131,7 +131,7 @@ class DriverHostMutualTlsTest {
     @Test
     void aHostCertificateOfAnotherAuthorityIsRefusedByTheClient() {
         var strangers = TestCertificateAuthority.create(directory, "strangers-of-the-host");
-        DriverConfig config = remoteConfig(gateways.client("another-gateway"), strangers.certificate());
+        DriverSettings config = remoteConfig(gateways.client("another-gateway"), strangers.certificate());
 
         DriverException refused = catchThrowableOfType(
                 DriverException.class, () -> new RemoteDriverProvider().create(config, DriverContext.of("gateway-1")));
@@ -149,7 +149,7 @@ class DriverHostMutualTlsTest {
                 DriverException.class,
                 () -> DriverHost.start(
                         new ReferenceDriverProvider(),
-                        DriverConfig.EMPTY,
+                        DriverSettings.EMPTY,
                         new DriverHost.Listen.Tcp("127.0.0.1", 0, notPem, notPem, gateways.certificate())));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);

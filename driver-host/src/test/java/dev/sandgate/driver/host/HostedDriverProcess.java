@@ -3,7 +3,7 @@ package dev.sandgate.driver.host;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.driver.remote.RemoteSettings;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -152,9 +152,9 @@ public final class HostedDriverProcess implements AutoCloseable {
     }
 
     /** The remote driver's target setting for this host (a TCP host also needs the {@code remote.tls.*} files). */
-    public DriverConfig remoteConfig() {
+    public DriverSettings remoteConfig() {
         String target = socket != null ? "unix://" + socket.toAbsolutePath() : requireNonNull(servedAddress);
-        return DriverConfig.EMPTY.with(RemoteSettings.TARGET, target);
+        return DriverSettings.EMPTY.with(RemoteSettings.TARGET, target);
     }
 
     /** Kills the process at once (SIGKILL), as a crash would. */

@@ -6,7 +6,7 @@ import dev.sandgate.conformance.reference.ReferenceBackendProbe;
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Path;
@@ -37,7 +37,7 @@ class HostedReferenceDriverConformanceTest extends ComputeDriverConformanceTest 
     }
 
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return HOST.process().remoteConfig();
     }
 

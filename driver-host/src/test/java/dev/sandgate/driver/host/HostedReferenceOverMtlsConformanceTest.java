@@ -7,7 +7,7 @@ import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.driver.remote.RemoteSettings;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Path;
@@ -58,8 +58,8 @@ class HostedReferenceOverMtlsConformanceTest extends ComputeDriverConformanceTes
     }
 
     @Override
-    protected DriverConfig config() {
-        DriverConfig target = HOST.process().remoteConfig();
+    protected DriverSettings config() {
+        DriverSettings target = HOST.process().remoteConfig();
         return target.with(RemoteSettings.TLS_CERTIFICATE, client.certificate().toString())
                 .with(RemoteSettings.TLS_KEY, client.key().toString())
                 .with(RemoteSettings.TLS_TRUST, hostAuthority.certificate().toString())

@@ -4,7 +4,7 @@ import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.ComputeDriverConformanceTest;
 import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.testing.ProcessTest;
 import java.io.IOException;
@@ -54,7 +54,7 @@ class PythonExampleDriverConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         requirePython();
         return HOST.process().remoteConfig().with("remote.driver", "python-example");
     }

@@ -16,7 +16,7 @@ import dev.sandgate.driver.v1.RemoveRequest;
 import dev.sandgate.driver.v1.ResourcesOfGatewayRequest;
 import dev.sandgate.driver.v1.ResourcesRequest;
 import dev.sandgate.driver.v1.WriteWorkspaceMarkerRequest;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.SandboxRef;
 import io.grpc.ManagedChannel;
@@ -36,7 +36,7 @@ public final class RemoteBackendProbe implements BackendProbe {
     private final ManagedChannel channel;
     private final DriverProbeGrpc.DriverProbeBlockingStub probe;
 
-    public RemoteBackendProbe(DriverConfig remoteConfig) {
+    public RemoteBackendProbe(DriverSettings remoteConfig) {
         this.channel = Channels.open(RemoteSettings.from(remoteConfig));
         this.probe = DriverProbeGrpc.newBlockingStub(channel);
     }

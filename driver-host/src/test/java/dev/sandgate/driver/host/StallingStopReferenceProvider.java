@@ -7,8 +7,8 @@ import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.CreateResult;
 import dev.sandgate.spi.DeleteResult;
 import dev.sandgate.spi.DriverCapabilities;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
@@ -46,12 +46,12 @@ public final class StallingStopReferenceProvider implements ComputeDriverProvide
     }
 
     @Override
-    public Availability availability(DriverConfig config) {
+    public Availability availability(DriverSettings config) {
         return reference.availability(config);
     }
 
     @Override
-    public ComputeDriver create(DriverConfig config, DriverContext context) {
+    public ComputeDriver create(DriverSettings config, DriverContext context) {
         ComputeDriver delegate = reference.create(config, context);
         Path entered = Path.of(config.require(STOP_ENTERED));
         return new ComputeDriver() {

@@ -3,10 +3,10 @@ package dev.sandgate.driver.kubernetes;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import io.fabric8.kubernetes.api.model.APIResourceList;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -39,7 +39,7 @@ public final class KubernetesDriverProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public Availability availability(DriverConfig config) {
+    public Availability availability(DriverSettings config) {
         try {
             KubernetesSettings settings = KubernetesSettings.from(config);
             try (KubernetesClient client = newClient(settings, 0)) {
@@ -55,13 +55,13 @@ public final class KubernetesDriverProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public ComputeDriver create(DriverConfig config, DriverContext context) {
+    public ComputeDriver create(DriverSettings config, DriverContext context) {
         Objects.requireNonNull(config, "config is null");
         Objects.requireNonNull(context, "context is null");
         KubernetesSettings settings = KubernetesSettings.from(config);
         KubernetesClient client = newClient(settings, REQUEST_RETRIES);
         try {
-            return new KubernetesComputeDriver(client, settings, context, discover(client, settings));
+            return new KubernetesDriver(client, settings, context, discover(client, settings));
         } catch (RuntimeException e) {
             client.close();
             throw e;

@@ -2,8 +2,8 @@ package dev.sandgate.driver.kubernetes;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.Identifiers;
 import io.fabric8.kubernetes.api.model.Quantity;
 import java.time.Duration;
@@ -12,7 +12,7 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The Kubernetes driver's settings, read from the gateway's {@link DriverConfig}. Every key starts with {@code
+ * The Kubernetes driver's settings, read from the gateway's {@link DriverSettings}. Every key starts with {@code
  * kubernetes.}; docs/drivers/kubernetes.md lists them.
  *
  * @param masterUrl the API server; empty means the usual discovery (in-cluster service account, then kubeconfig)
@@ -89,7 +89,7 @@ record KubernetesSettings(
         requireNonNull(requestTimeout, "requestTimeout is null");
     }
 
-    static KubernetesSettings from(DriverConfig config) {
+    static KubernetesSettings from(DriverSettings config) {
         config.rejectUnknown(
                 "kubernetes.",
                 Set.of(
@@ -120,8 +120,8 @@ record KubernetesSettings(
         }
         Optional<String> storageClass = config.get(STORAGE_CLASS).map(String::trim);
         storageClass.ifPresent(value -> Identifiers.requireDnsLabel(STORAGE_CLASS, value, 253));
-        Duration operationTimeout = config.getDuration(OPERATION_TIMEOUT, Duration.ofSeconds(90));
-        Duration requestTimeout = config.getDuration(REQUEST_TIMEOUT, Duration.ofSeconds(30));
+        Duration operationTimeout = config.asDuration(OPERATION_TIMEOUT, Duration.ofSeconds(90));
+        Duration requestTimeout = config.asDuration(REQUEST_TIMEOUT, Duration.ofSeconds(30));
         if (operationTimeout.isNegative() || operationTimeout.isZero()) {
             throw DriverException.invalidArgument(OPERATION_TIMEOUT, "must be positive");
         }
@@ -143,7 +143,7 @@ record KubernetesSettings(
                 requestTimeout);
     }
 
-    private static NamespaceMode namespaceMode(DriverConfig config) {
+    private static NamespaceMode namespaceMode(DriverSettings config) {
         String value = config.get(NAMESPACE_MODE, "shared").trim().toLowerCase(Locale.ROOT);
         return switch (value) {
             case "shared" -> NamespaceMode.SHARED;
@@ -154,7 +154,7 @@ record KubernetesSettings(
         };
     }
 
-    private static Optional<SandboxApiVersion> apiVersion(DriverConfig config) {
+    private static Optional<SandboxApiVersion> apiVersion(DriverSettings config) {
         String value = config.get(API_VERSION, "auto").trim().toLowerCase(Locale.ROOT);
         if (value.equals("auto")) {
             return Optional.empty();
@@ -164,7 +164,7 @@ record KubernetesSettings(
                         API_VERSION, "must be auto or one of " + SandboxApiVersion.names() + ", got '" + value + "'")));
     }
 
-    private static Quantity workspaceSize(DriverConfig config) {
+    private static Quantity workspaceSize(DriverSettings config) {
         String value = config.get(WORKSPACE_SIZE, "1Gi").trim();
         try {
             Quantity quantity = Quantity.parse(value);
@@ -177,7 +177,7 @@ record KubernetesSettings(
         }
     }
 
-    private static NetworkNoneMode networkNone(DriverConfig config) {
+    private static NetworkNoneMode networkNone(DriverSettings config) {
         String value = config.get(NETWORK_NONE, "unsupported").trim().toLowerCase(Locale.ROOT);
         return switch (value) {
             case "unsupported" -> NetworkNoneMode.UNSUPPORTED;

@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  */
 final class SandboxApi {
     // Logs under the driver's name, which operators filter on.
-    private static final Logger log = LoggerFactory.getLogger(KubernetesComputeDriver.class);
+    private static final Logger log = LoggerFactory.getLogger(KubernetesDriver.class);
     private static final String BACKEND_ID = "backend_id";
 
     private final KubernetesClient client;

@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
  */
 final class WorkspaceNamespaces {
     // Logs under the driver's name, which operators filter on.
-    private static final Logger log = LoggerFactory.getLogger(KubernetesComputeDriver.class);
+    private static final Logger log = LoggerFactory.getLogger(KubernetesDriver.class);
 
     private final KubernetesClient client;
     private final KubernetesSettings settings;

@@ -5,7 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.sandgate.driver.kubernetes.fakecluster.MockCluster;
 import dev.sandgate.driver.kubernetes.fakecluster.PreconditionEnforcingDispatcher;
 import dev.sandgate.driver.kubernetes.fakecluster.PreconditionEnforcingDispatcher.ReceivedRequest;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.ResourceRequests;
 import dev.sandgate.spi.SandboxSpec;
 import java.io.IOException;
@@ -121,8 +121,8 @@ final class KitCluster implements BeforeAllCallback, AfterAllCallback {
      * The driver's settings: the mock's URL, the namespace mode, and network mode none through NetworkPolicy (the
      * gateway's default policy asks for it). The Sandbox API version is discovered, newest first.
      */
-    DriverConfig driverConfig() {
-        DriverConfig config = DriverConfig.EMPTY
+    DriverSettings driverConfig() {
+        DriverSettings config = DriverSettings.EMPTY
                 .with(KubernetesSettings.MASTER_URL, cluster.masterUrl())
                 .with(KubernetesSettings.NETWORK_NONE, "network-policy")
                 .with(KubernetesSettings.OPERATION_TIMEOUT, "30s");

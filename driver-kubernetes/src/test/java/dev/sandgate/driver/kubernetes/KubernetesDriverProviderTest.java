@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.sandgate.driver.kubernetes.fakecluster.MockCluster;
 import dev.sandgate.spi.Availability;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,8 +28,8 @@ class KubernetesDriverProviderTest {
         olderRelease.close();
     }
 
-    private static DriverConfig config() {
-        return DriverConfig.EMPTY.with(KubernetesSettings.MASTER_URL, olderRelease.masterUrl());
+    private static DriverSettings config() {
+        return DriverSettings.EMPTY.with(KubernetesSettings.MASTER_URL, olderRelease.masterUrl());
     }
 
     @Test
@@ -42,7 +42,7 @@ class KubernetesDriverProviderTest {
 
     @Test
     void aPinnedVersionTheClusterDoesNotServeIsUnavailableWithTheReason() {
-        DriverConfig pinned = config().with(KubernetesSettings.API_VERSION, "v1beta1");
+        DriverSettings pinned = config().with(KubernetesSettings.API_VERSION, "v1beta1");
 
         Availability availability = new KubernetesDriverProvider().availability(pinned);
         DriverException refused = catchThrowableOfType(
@@ -55,7 +55,7 @@ class KubernetesDriverProviderTest {
 
     @Test
     void anUnreachableApiServerIsUnavailableNotAnException() {
-        DriverConfig nowhere = DriverConfig.EMPTY
+        DriverSettings nowhere = DriverSettings.EMPTY
                 .with(KubernetesSettings.MASTER_URL, "http://127.0.0.1:1")
                 .with(KubernetesSettings.REQUEST_TIMEOUT, "2s");
 

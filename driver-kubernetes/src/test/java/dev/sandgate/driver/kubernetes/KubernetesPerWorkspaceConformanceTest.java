@@ -7,8 +7,8 @@ import dev.sandgate.conformance.ComputeDriverConformanceTest;
 import dev.sandgate.conformance.LaunchPolicies;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
@@ -39,7 +39,7 @@ class KubernetesPerWorkspaceConformanceTest extends ComputeDriverConformanceTest
     }
 
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return CLUSTER.driverConfig();
     }
 

@@ -5,9 +5,9 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.sandgate.driver.kubernetes.KubernetesSettings.NamespaceMode;
 import dev.sandgate.driver.kubernetes.KubernetesSettings.NetworkNoneMode;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
@@ -17,7 +17,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class KubernetesSettingsTest {
     @Test
     void defaultsAreASharedNamespaceTheNewestApiVersionAndNoNetworkModeNone() {
-        KubernetesSettings settings = KubernetesSettings.from(DriverConfig.EMPTY);
+        KubernetesSettings settings = KubernetesSettings.from(DriverSettings.EMPTY);
 
         assertThat(settings.namespaceMode()).isEqualTo(NamespaceMode.SHARED);
         assertThat(settings.namespace()).isEmpty();
@@ -30,7 +30,7 @@ class KubernetesSettingsTest {
 
     @Test
     void everySettingIsRead() {
-        KubernetesSettings settings = KubernetesSettings.from(DriverConfig.EMPTY
+        KubernetesSettings settings = KubernetesSettings.from(DriverSettings.EMPTY
                 .with("kubernetes.master-url", "https://127.0.0.1:6443")
                 .with("kubernetes.namespace-mode", "per-workspace")
                 .with("kubernetes.namespace-prefix", "sg-")
@@ -68,7 +68,7 @@ class KubernetesSettingsTest {
     })
     void aBadSettingIsAnInvalidArgumentNamingItsKey(String key, String value) {
         DriverException refused = catchThrowableOfType(
-                DriverException.class, () -> KubernetesSettings.from(DriverConfig.EMPTY.with(key, value)));
+                DriverException.class, () -> KubernetesSettings.from(DriverSettings.EMPTY.with(key, value)));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(refused.getMessage()).startsWith(key + ":");
@@ -78,7 +78,7 @@ class KubernetesSettingsTest {
     void aMisspeltSettingIsRefusedInsteadOfIgnored() {
         DriverException refused = catchThrowableOfType(
                 DriverException.class,
-                () -> KubernetesSettings.from(DriverConfig.EMPTY.with("kubernetes.namspace", "agents")));
+                () -> KubernetesSettings.from(DriverSettings.EMPTY.with("kubernetes.namspace", "agents")));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(refused.getMessage()).startsWith("kubernetes.namspace: is not a setting of this driver");

@@ -5,8 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.ComputeDriverConformanceTest;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import java.time.Duration;
 import java.util.List;
@@ -29,7 +29,7 @@ class KubernetesV1alpha1ConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return CLUSTER.driverConfig();
     }
 
@@ -55,7 +55,7 @@ class KubernetesV1alpha1ConformanceTest extends ComputeDriverConformanceTest {
 
     @Test
     void theDriverFallsBackToV1alpha1WhereV1beta1IsNotServed() {
-        try (var driver = (KubernetesComputeDriver) provider().create(config(), DriverContext.of("version-check"))) {
+        try (var driver = (KubernetesDriver) provider().create(config(), DriverContext.of("version-check"))) {
             assertThat(driver.apiVersion()).isEqualTo(SandboxApiVersion.V1ALPHA1);
         }
     }

@@ -2,7 +2,7 @@ package dev.sandgate.driver.podman;
 
 import dev.sandgate.driver.container.ContainerEngineProvider;
 import dev.sandgate.driver.container.EngineDialect;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,7 +37,7 @@ public final class PodmanDriverProvider extends ContainerEngineProvider {
     }
 
     @Override
-    protected EngineDialect dialect(DriverConfig config) {
+    protected EngineDialect dialect(DriverSettings config) {
         return new PodmanEngineDialect(PodmanUlimits.from(config));
     }
 

@@ -3,8 +3,8 @@ package dev.sandgate.driver.podman;
 import static java.util.Objects.requireNonNull;
 
 import com.github.dockerjava.api.model.Ulimit;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -47,7 +47,7 @@ public record PodmanUlimits(Map<String, Range> limits) {
     }
 
     /** Reads {@value #KEY} from {@code config}; INVALID_ARGUMENT naming the key when malformed. */
-    public static PodmanUlimits from(DriverConfig config) {
+    public static PodmanUlimits from(DriverSettings config) {
         return parse(config.get(KEY, DEFAULT));
     }
 

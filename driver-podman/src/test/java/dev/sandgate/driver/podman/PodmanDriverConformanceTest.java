@@ -4,7 +4,7 @@ import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.ComputeDriverConformanceTest;
 import dev.sandgate.driver.container.testing.DockerJavaBackendProbe;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.testing.EngineTest;
 
@@ -17,7 +17,7 @@ class PodmanDriverConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return PodmanTestEngine.ENGINE.driverConfig(PodmanDriverProvider.NAME);
     }
 

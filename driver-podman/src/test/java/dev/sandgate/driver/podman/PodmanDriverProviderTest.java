@@ -3,7 +3,7 @@ package dev.sandgate.driver.podman;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandgate.spi.Availability;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
@@ -14,13 +14,13 @@ class PodmanDriverProviderTest {
     void theSocketComesFromTheKeyThenContainerHostThenTheRootfulDefault() {
         var provider = new PodmanDriverProvider(Map.of("CONTAINER_HOST", "unix:///run/user/1000/podman/podman.sock"));
 
-        assertThat(provider.settings(DriverConfig.EMPTY.with("podman.host", "unix:///x.sock"))
+        assertThat(provider.settings(DriverSettings.EMPTY.with("podman.host", "unix:///x.sock"))
                         .host())
                 .isEqualTo(URI.create("unix:///x.sock"));
-        assertThat(provider.settings(DriverConfig.EMPTY).host())
+        assertThat(provider.settings(DriverSettings.EMPTY).host())
                 .isEqualTo(URI.create("unix:///run/user/1000/podman/podman.sock"));
         assertThat(new PodmanDriverProvider(Map.of())
-                        .settings(DriverConfig.EMPTY)
+                        .settings(DriverSettings.EMPTY)
                         .host())
                 .isEqualTo(URI.create(PodmanDriverProvider.DEFAULT_HOST));
     }
@@ -38,9 +38,9 @@ class PodmanDriverProviderTest {
     void podmansOwnSettingIsKnownAndAMisspeltOneIsRefusedByAvailabilityNamingIt() {
         var provider = new PodmanDriverProvider(Map.of());
 
-        assertThat(provider.settings(DriverConfig.EMPTY.with("podman.ulimits", "nofile=1024:1024")))
+        assertThat(provider.settings(DriverSettings.EMPTY.with("podman.ulimits", "nofile=1024:1024")))
                 .isNotNull();
-        Availability misspelt = provider.availability(DriverConfig.EMPTY.with("podman.ulimit", "nofile=1024:1024"));
+        Availability misspelt = provider.availability(DriverSettings.EMPTY.with("podman.ulimit", "nofile=1024:1024"));
         assertThat(misspelt.available()).isFalse();
         assertThat(misspelt.reason()).startsWith("podman.ulimit: is not a setting of this driver");
     }

@@ -7,7 +7,7 @@ import dev.sandgate.driver.container.ContainerEngineProvider;
 import dev.sandgate.driver.container.testing.ContainerEngineDriverTest;
 import dev.sandgate.driver.container.testing.TestEngine;
 import dev.sandgate.spi.Availability;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.StaticPolicy;
 import dev.sandgate.testing.EngineTest;
@@ -37,7 +37,7 @@ class PodmanDriverTest extends ContainerEngineDriverTest {
 
     /** Limits unlike both Podman's defaults and the test machine's containers.conf, to prove where they come from. */
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return super.config().with(PodmanUlimits.KEY, "nofile=4096:4096,nproc=2048:3072");
     }
 
@@ -66,7 +66,7 @@ class PodmanDriverTest extends ContainerEngineDriverTest {
                 TestEngine.fromEnvironment("Docker Engine", "SANDGATE_DOCKER_HOST", "unix:///var/run/docker.sock");
         docker.requireAvailable();
 
-        Availability availability = provider().availability(DriverConfig.EMPTY.with("podman.host", docker.host()));
+        Availability availability = provider().availability(DriverSettings.EMPTY.with("podman.host", docker.host()));
 
         assertThat(availability.available()).isFalse();
         assertThat(availability.reason()).contains(docker.host()).contains("use the docker driver");

@@ -4,14 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.github.dockerjava.api.model.HostConfig;
 import dev.sandgate.driver.container.ContainerEventKind;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
 class PodmanEngineDialectTest {
-    private final PodmanEngineDialect dialect = new PodmanEngineDialect(PodmanUlimits.from(DriverConfig.EMPTY));
+    private final PodmanEngineDialect dialect = new PodmanEngineDialect(PodmanUlimits.from(DriverSettings.EMPTY));
 
     @ParameterizedTest
     @CsvSource({

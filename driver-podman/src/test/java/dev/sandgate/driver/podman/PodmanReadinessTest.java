@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.sandgate.gateway.server.Gateway;
-import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.testing.EngineTest;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -42,7 +42,7 @@ class PodmanReadinessTest {
         Path socket = root.resolve("podman.sock");
         Process podman = startPodmanService(socket);
         String name = "podman-readiness-" + UUID.randomUUID();
-        GatewayConfig config = GatewayConfig.load(
+        GatewaySettings config = GatewaySettings.load(
                 new String[] {
                     "--data-dir",
                     root.resolve("data").toString(),

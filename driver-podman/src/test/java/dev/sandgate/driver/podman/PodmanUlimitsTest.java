@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import com.github.dockerjava.api.model.Ulimit;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -14,7 +14,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class PodmanUlimitsTest {
     @Test
     void theDefaultSetsBothNofileAndNprocWithinWhatRootMaySet() {
-        PodmanUlimits ulimits = PodmanUlimits.from(DriverConfig.EMPTY);
+        PodmanUlimits ulimits = PodmanUlimits.from(DriverSettings.EMPTY);
 
         assertThat(ulimits.toUlimits())
                 .extracting(Ulimit::getName, Ulimit::getSoftLong, Ulimit::getHardLong)
@@ -26,7 +26,7 @@ class PodmanUlimitsTest {
     @Test
     void otherLimitsMayBeAddedNextToTheRequiredOnes() {
         PodmanUlimits ulimits = PodmanUlimits.from(
-                DriverConfig.EMPTY.with(PodmanUlimits.KEY, "nofile=1024:2048, nproc=512:512, core=0:0"));
+                DriverSettings.EMPTY.with(PodmanUlimits.KEY, "nofile=1024:2048, nproc=512:512, core=0:0"));
 
         assertThat(ulimits.limits()).containsOnlyKeys("nofile", "nproc", "core");
         assertThat(ulimits.limits().get("nofile")).isEqualTo(new PodmanUlimits.Range(1024, 2048));
@@ -36,7 +36,7 @@ class PodmanUlimitsTest {
     @ValueSource(strings = {"nofile=1024:1024", "nproc=512:512", "core=0:0"})
     void aListWithoutBothNofileAndNprocIsRefusedBecauseItReplacesPodmansDefaults(String value) {
         DriverException refused = catchThrowableOfType(
-                DriverException.class, () -> PodmanUlimits.from(DriverConfig.EMPTY.with(PodmanUlimits.KEY, value)));
+                DriverException.class, () -> PodmanUlimits.from(DriverSettings.EMPTY.with(PodmanUlimits.KEY, value)));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(refused.getMessage()).startsWith(PodmanUlimits.KEY + ":").contains("both nofile and nproc");
@@ -52,7 +52,7 @@ class PodmanUlimitsTest {
             })
     void malformedEntriesAreRefusedNamingTheKey(String value) {
         DriverException refused = catchThrowableOfType(
-                DriverException.class, () -> PodmanUlimits.from(DriverConfig.EMPTY.with(PodmanUlimits.KEY, value)));
+                DriverException.class, () -> PodmanUlimits.from(DriverSettings.EMPTY.with(PodmanUlimits.KEY, value)));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(refused.getMessage()).startsWith(PodmanUlimits.KEY + ":");

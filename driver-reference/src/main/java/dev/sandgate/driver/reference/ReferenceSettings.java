@@ -2,8 +2,8 @@ package dev.sandgate.driver.reference;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.PolicyField;
 import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
@@ -15,7 +15,7 @@ import java.util.Optional;
 import java.util.Set;
 
 /**
- * The reference driver's settings, read from a {@link DriverConfig}.
+ * The reference driver's settings, read from a {@link DriverSettings}.
  *
  * @param directory the backend directory; empty means the process-local fallback
  * @param enforceableFields the policy fields the driver claims to enforce
@@ -47,14 +47,14 @@ record ReferenceSettings(
     /**
      * @throws DriverException INVALID_ARGUMENT naming the key of a bad setting
      */
-    static ReferenceSettings from(DriverConfig config) {
+    static ReferenceSettings from(DriverSettings config) {
         config.rejectUnknown(
                 "reference.", Set.of(DIRECTORY, ENFORCEABLE_FIELDS, LAUNCH_POLICY_ON_START, WATCH_INTERVAL), Set.of());
         Optional<Path> directory = config.get(DIRECTORY).map(ReferenceSettings::path);
         Set<PolicyField> fields =
                 config.get(ENFORCEABLE_FIELDS).map(ReferenceSettings::fields).orElse(DEFAULT_ENFORCEABLE_FIELDS);
-        boolean launchPolicyOnStart = config.getBoolean(LAUNCH_POLICY_ON_START, true);
-        Duration watchInterval = config.getDuration(WATCH_INTERVAL, DEFAULT_WATCH_INTERVAL);
+        boolean launchPolicyOnStart = config.asBoolean(LAUNCH_POLICY_ON_START, true);
+        Duration watchInterval = config.asDuration(WATCH_INTERVAL, DEFAULT_WATCH_INTERVAL);
         if (watchInterval.isNegative() || watchInterval.isZero()) {
             throw DriverException.invalidArgument(WATCH_INTERVAL, "must be positive");
         }

@@ -3,8 +3,8 @@ package dev.sandgate.driver.reference;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandgate.spi.ComputeDriver;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
@@ -97,7 +97,7 @@ class CrossProcessTest {
     private ComputeDriver driver() {
         return new ReferenceDriverProvider()
                 .create(
-                        DriverConfig.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString()),
+                        DriverSettings.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString()),
                         DriverContext.of(gatewayId));
     }
 

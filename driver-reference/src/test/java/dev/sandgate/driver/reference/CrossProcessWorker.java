@@ -1,9 +1,9 @@
 package dev.sandgate.driver.reference;
 
 import dev.sandgate.spi.ComputeDriver;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
 import java.io.BufferedReader;
@@ -25,7 +25,7 @@ public final class CrossProcessWorker {
     private CrossProcessWorker() {}
 
     public static void main(String[] args) throws IOException {
-        var config = DriverConfig.EMPTY.with(ReferenceDriverProvider.DIRECTORY, args[0]);
+        var config = DriverSettings.EMPTY.with(ReferenceDriverProvider.DIRECTORY, args[0]);
         try (ComputeDriver driver = new ReferenceDriverProvider().create(config, DriverContext.of(args[1]))) {
             System.out.println("ready");
             System.out.flush();

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.ResourceRequests;
 import dev.sandgate.spi.SandboxRef;
@@ -34,7 +34,7 @@ class ReferenceDriverTest {
     private ComputeDriver driver() {
         return new ReferenceDriverProvider()
                 .create(
-                        DriverConfig.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString()),
+                        DriverSettings.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString()),
                         DriverContext.of(gatewayId));
     }
 
@@ -57,7 +57,7 @@ class ReferenceDriverTest {
         Path file = Files.createFile(directory.resolve("not-a-directory"));
 
         var availability = new ReferenceDriverProvider()
-                .availability(DriverConfig.EMPTY.with(ReferenceDriverProvider.DIRECTORY, file.toString()));
+                .availability(DriverSettings.EMPTY.with(ReferenceDriverProvider.DIRECTORY, file.toString()));
 
         assertThat(availability.available()).isFalse();
         assertThat(availability.reason()).contains("reference.directory").contains(file.toString());
@@ -67,10 +67,10 @@ class ReferenceDriverTest {
     void withoutADirectoryTwoInstancesOfOneProcessShareTheFallbackBackend() {
         var provider = new ReferenceDriverProvider();
         SandboxRef ref = newRef();
-        assertThat(provider.availability(DriverConfig.EMPTY).available()).isTrue();
+        assertThat(provider.availability(DriverSettings.EMPTY).available()).isTrue();
 
-        try (ComputeDriver first = provider.create(DriverConfig.EMPTY, DriverContext.of(gatewayId));
-                ComputeDriver second = provider.create(DriverConfig.EMPTY, DriverContext.of(gatewayId))) {
+        try (ComputeDriver first = provider.create(DriverSettings.EMPTY, DriverContext.of(gatewayId));
+                ComputeDriver second = provider.create(DriverSettings.EMPTY, DriverContext.of(gatewayId))) {
             first.create(ref, SandboxSpec.ofImage("sleeper"), TestInputs.launch(1));
 
             assertThat(second.get(ref).state()).isEqualTo(SandboxState.RUNNING);

@@ -3,9 +3,9 @@ package dev.sandgate.driver.reference;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.PolicyField;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
 class ReferenceSettingsTest {
     @Test
     void defaultsEnforceEveryFieldButTheAllowListAndUseTheProcessLocalDirectory() {
-        ReferenceSettings settings = ReferenceSettings.from(DriverConfig.EMPTY);
+        ReferenceSettings settings = ReferenceSettings.from(DriverSettings.EMPTY);
 
         assertThat(settings.directory()).isEmpty();
         assertThat(settings.enforceableFields())
@@ -28,7 +28,7 @@ class ReferenceSettingsTest {
     void aMisspeltSettingIsRefusedInsteadOfIgnored() {
         DriverException refused = catchThrowableOfType(
                 DriverException.class,
-                () -> ReferenceSettings.from(DriverConfig.EMPTY.with("reference.watch-intervall", "200ms")));
+                () -> ReferenceSettings.from(DriverSettings.EMPTY.with("reference.watch-intervall", "200ms")));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(refused.getMessage()).startsWith("reference.watch-intervall: is not a setting of this driver");
@@ -36,7 +36,7 @@ class ReferenceSettingsTest {
 
     @Test
     void readsEverySetting() {
-        ReferenceSettings settings = ReferenceSettings.from(DriverConfig.EMPTY
+        ReferenceSettings settings = ReferenceSettings.from(DriverSettings.EMPTY
                 .with("reference.directory", "/var/lib/sandgate-reference")
                 .with("reference.enforceable-fields", "memory_limit, network-none ,PIDS_LIMIT")
                 .with("reference.launch-policy-on-start", "false")
@@ -51,7 +51,7 @@ class ReferenceSettingsTest {
 
     @Test
     void noneEnforcesNoField() {
-        assertThat(ReferenceSettings.from(DriverConfig.EMPTY.with("reference.enforceable-fields", "none"))
+        assertThat(ReferenceSettings.from(DriverSettings.EMPTY.with("reference.enforceable-fields", "none"))
                         .enforceableFields())
                 .isEmpty();
     }
@@ -61,7 +61,7 @@ class ReferenceSettingsTest {
         DriverException refused = catchThrowableOfType(
                 DriverException.class,
                 () -> ReferenceSettings.from(
-                        DriverConfig.EMPTY.with("reference.enforceable-fields", "MEMORY_LIMIT,SELINUX")));
+                        DriverSettings.EMPTY.with("reference.enforceable-fields", "MEMORY_LIMIT,SELINUX")));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(refused.getMessage())
@@ -73,7 +73,7 @@ class ReferenceSettingsTest {
     void aWatchIntervalOfZeroIsRefusedNamingTheKey() {
         DriverException refused = catchThrowableOfType(
                 DriverException.class,
-                () -> ReferenceSettings.from(DriverConfig.EMPTY.with("reference.watch-interval", "0ms")));
+                () -> ReferenceSettings.from(DriverSettings.EMPTY.with("reference.watch-interval", "0ms")));
 
         assertThat(refused.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT);
         assertThat(refused.getMessage()).startsWith("reference.watch-interval:");

@@ -26,7 +26,7 @@ import java.util.Set;
 
 /**
  * The one mapper between the SPI's types and {@code sandgate.driver.v1}, used by the client ({@link
- * RemoteComputeDriver}) and the driver host alike. Decoding goes through the SPI's records, so a malformed message is
+ * RemoteDriver}) and the driver host alike. Decoding goes through the SPI's records, so a malformed message is
  * refused with INVALID_ARGUMENT naming the field, as in process.
  */
 public final class DriverWire {

@@ -10,10 +10,10 @@ import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverCapabilities;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import java.util.ArrayList;
@@ -54,7 +54,7 @@ public final class RemoteDriverProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public Availability availability(DriverConfig config) {
+    public Availability availability(DriverSettings config) {
         requireNonNull(config, "config is null");
         if (config.get(RemoteSettings.TARGET).isEmpty()) {
             return Availability.unavailable(RemoteSettings.TARGET + " is not set");
@@ -77,7 +77,7 @@ public final class RemoteDriverProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public ComputeDriver create(DriverConfig config, DriverContext context) {
+    public ComputeDriver create(DriverSettings config, DriverContext context) {
         requireNonNull(config, "config is null");
         requireNonNull(context, "context is null");
         RemoteSettings settings = RemoteSettings.from(config);
@@ -91,7 +91,7 @@ public final class RemoteDriverProvider implements ComputeDriverProvider {
                                 + answer.getAvailabilityReason());
             }
             DriverCapabilities capabilities = DriverWire.capabilities(answer.getCapabilities());
-            return new RemoteComputeDriver(settings, channel, context, capabilities);
+            return new RemoteDriver(settings, channel, context, capabilities);
         } catch (RuntimeException e) {
             channel.shutdownNow();
             throw e;

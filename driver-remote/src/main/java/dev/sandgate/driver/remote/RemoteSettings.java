@@ -1,7 +1,7 @@
 package dev.sandgate.driver.remote;
 
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
@@ -83,7 +83,7 @@ public record RemoteSettings(
         }
     }
 
-    public static RemoteSettings from(DriverConfig config) {
+    public static RemoteSettings from(DriverSettings config) {
         config.rejectUnknown(
                 PREFIX,
                 Set.of(TARGET, TLS_CERTIFICATE, TLS_KEY, TLS_TRUST, DRIVER, CALL_TIMEOUT, CONNECT_TIMEOUT),
@@ -108,8 +108,8 @@ public record RemoteSettings(
             throw DriverException.invalidArgument(
                     TLS_CERTIFICATE, "TLS is for TCP targets; a Unix socket is owner-only");
         }
-        Duration callTimeout = config.getDuration(CALL_TIMEOUT, Duration.ofMinutes(10));
-        Duration connectTimeout = config.getDuration(CONNECT_TIMEOUT, Duration.ofSeconds(10));
+        Duration callTimeout = config.asDuration(CALL_TIMEOUT, Duration.ofMinutes(10));
+        Duration connectTimeout = config.asDuration(CONNECT_TIMEOUT, Duration.ofSeconds(10));
         if (callTimeout.isZero()) {
             throw DriverException.invalidArgument(CALL_TIMEOUT, "must be positive");
         }

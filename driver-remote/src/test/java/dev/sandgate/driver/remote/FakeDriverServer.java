@@ -1,6 +1,6 @@
 package dev.sandgate.driver.remote;
 
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import io.grpc.BindableService;
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;
@@ -31,8 +31,8 @@ record FakeDriverServer(EventLoopGroup group, Server server, Path socket) implem
     }
 
     /** The remote driver's configuration that reaches this server. */
-    DriverConfig config() {
-        return DriverConfig.EMPTY.with(RemoteSettings.TARGET, "unix://" + socket);
+    DriverSettings config() {
+        return DriverSettings.EMPTY.with(RemoteSettings.TARGET, "unix://" + socket);
     }
 
     @Override

@@ -7,10 +7,10 @@ import dev.sandgate.driver.v1.Capabilities;
 import dev.sandgate.driver.v1.ComputeDriverGrpc;
 import dev.sandgate.driver.v1.HandshakeRequest;
 import dev.sandgate.driver.v1.HandshakeResponse;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -35,7 +35,7 @@ class HandshakeTest {
         }
     }
 
-    private DriverConfig serve(String permissions) throws IOException {
+    private DriverSettings serve(String permissions) throws IOException {
         server = FakeDriverServer.serve(
                 directory.resolve("driver.sock"), permissions, new ComputeDriverGrpc.ComputeDriverImplBase() {
                     @Override
@@ -56,7 +56,7 @@ class HandshakeTest {
                 .setAvailable(true);
     }
 
-    private DriverException refusal(DriverConfig config) {
+    private DriverException refusal(DriverSettings config) {
         return catchThrowableOfType(
                 DriverException.class, () -> new RemoteDriverProvider().create(config, DriverContext.of("gw")));
     }
@@ -97,7 +97,7 @@ class HandshakeTest {
         answer.set(fine().setAvailable(false)
                 .setAvailabilityReason("no engine answers")
                 .build());
-        DriverConfig config = serve("rw-------");
+        DriverSettings config = serve("rw-------");
 
         assertThat(refusal(config).code()).isEqualTo(DriverErrorCode.UNAVAILABLE);
         assertThat(new RemoteDriverProvider().availability(config).reason()).contains("no engine answers");

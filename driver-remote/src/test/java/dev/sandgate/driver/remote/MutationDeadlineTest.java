@@ -12,10 +12,10 @@ import dev.sandgate.driver.v1.MutationOperation;
 import dev.sandgate.driver.v1.StopCall;
 import dev.sandgate.driver.v1.StopReply;
 import dev.sandgate.spi.ComputeDriver;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxRef;
 import io.grpc.stub.StreamObserver;
@@ -51,7 +51,7 @@ class MutationDeadlineTest {
     }
 
     /** A driver whose stop optionally announces a mutation, then never answers. */
-    private DriverConfig serveSilentStop(boolean announce) throws IOException {
+    private DriverSettings serveSilentStop(boolean announce) throws IOException {
         server = FakeDriverServer.serve(
                 directory.resolve("driver.sock"), "rw-------", new ComputeDriverGrpc.ComputeDriverImplBase() {
                     @Override

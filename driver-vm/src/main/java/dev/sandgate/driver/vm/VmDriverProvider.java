@@ -5,10 +5,10 @@ import static java.util.Objects.requireNonNull;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.io.UncheckedIOException;
 import java.util.List;
 
@@ -54,7 +54,7 @@ public final class VmDriverProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public Availability availability(DriverConfig config) {
+    public Availability availability(DriverSettings config) {
         requireNonNull(config, "config is null");
         VmSettings settings;
         try {
@@ -73,7 +73,7 @@ public final class VmDriverProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public ComputeDriver create(DriverConfig config, DriverContext context) {
+    public ComputeDriver create(DriverSettings config, DriverContext context) {
         requireNonNull(config, "config is null");
         requireNonNull(context, "context is null");
         VmSettings settings = VmSettings.from(config);

@@ -2,8 +2,8 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * The VM driver's settings, read from {@link DriverConfig} (keys under {@code vm.}; see {@link VmDriverProvider}).
+ * The VM driver's settings, read from {@link DriverSettings} (keys under {@code vm.}; see {@link VmDriverProvider}).
  *
  * @param stateDirectory where every sandbox's state directory lives
  * @param qemu the {@code qemu-system-x86_64} executable
@@ -110,7 +110,7 @@ record VmSettings(
     }
 
     /** Reads the settings; INVALID_ARGUMENT names the first bad key. Does no I/O beyond resolving paths. */
-    static VmSettings from(DriverConfig config) {
+    static VmSettings from(DriverSettings config) {
         requireNonNull(config, "config is null");
         // vm.image.* keys are checked where the images are read.
         config.rejectUnknown(
@@ -146,7 +146,7 @@ record VmSettings(
         if (memory < MIN_MEMORY_BYTES) {
             throw DriverException.invalidArgument(MEMORY, "must be at least " + (MIN_MEMORY_BYTES >> 20) + "m");
         }
-        long cpus = config.getLong(CPUS, 1);
+        long cpus = config.asLong(CPUS, 1);
         if (cpus < 1 || cpus > MAX_CPUS) {
             throw DriverException.invalidArgument(CPUS, "must be between 1 and " + MAX_CPUS);
         }
@@ -225,7 +225,7 @@ record VmSettings(
         return problems;
     }
 
-    private static Map<String, VmImage> images(DriverConfig config) {
+    private static Map<String, VmImage> images(DriverSettings config) {
         var parts = new TreeMap<String, Map<String, String>>();
         Optional<String> kernel = config.get(KERNEL);
         Optional<String> initramfs = config.get(INITRAMFS);
@@ -282,7 +282,7 @@ record VmSettings(
     }
 
     /** A size in bytes: a number with an optional k, m, g or t suffix (powers of 1024). */
-    static long size(DriverConfig config, String key, String defaultValue) {
+    static long size(DriverSettings config, String key, String defaultValue) {
         String text = config.get(key, defaultValue).trim().toLowerCase(Locale.ROOT);
         Matcher matcher = SIZE.matcher(text);
         if (!matcher.matches()) {
@@ -306,8 +306,8 @@ record VmSettings(
         }
     }
 
-    private static Duration positive(DriverConfig config, String key, Duration defaultValue) {
-        Duration duration = config.getDuration(key, defaultValue);
+    private static Duration positive(DriverSettings config, String key, Duration defaultValue) {
+        Duration duration = config.asDuration(key, defaultValue);
         if (duration.isNegative() || duration.isZero()) {
             throw DriverException.invalidArgument(key, "must be positive");
         }

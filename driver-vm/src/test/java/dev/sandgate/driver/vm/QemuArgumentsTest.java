@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandgate.conformance.LaunchPolicies;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.NetworkMode;
@@ -22,7 +22,7 @@ class QemuArgumentsTest {
     static final SandboxRef REF = new SandboxRef("0b7e5f3c-2d8a-4c1e-9f00-1a2b3c4d5e6f", "team", "agent");
 
     static final VmImage IMAGE = new VmImage(Path.of("/i/vmlinuz"), Path.of("/i/initrd.gz"), Optional.empty());
-    static final Qemu QEMU = new Qemu(VmSettings.from(DriverConfig.EMPTY
+    static final Qemu QEMU = new Qemu(VmSettings.from(DriverSettings.EMPTY
             .with("vm.kernel", "/i/vmlinuz")
             .with("vm.initramfs", "/i/initrd.gz")
             .with("vm.accel", "tcg")

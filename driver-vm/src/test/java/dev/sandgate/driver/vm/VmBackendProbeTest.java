@@ -3,7 +3,7 @@ package dev.sandgate.driver.vm;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandgate.conformance.LaunchPolicies;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.SandboxRef;
@@ -27,7 +27,7 @@ class VmBackendProbeTest {
 
     @Test
     void theAppliedPolicyOfASandboxWithoutARunningQemuIsAnError() throws IOException {
-        var probe = new VmBackendProbe(VmSettings.from(DriverConfig.EMPTY
+        var probe = new VmBackendProbe(VmSettings.from(DriverSettings.EMPTY
                 .with(VmSettings.STATE_DIRECTORY, root.toString())
                 .with("vm.kernel", "/unused/kernel")
                 .with("vm.initramfs", "/unused/initramfs")));

@@ -3,7 +3,7 @@ package dev.sandgate.driver.vm;
 import dev.sandgate.conformance.BackendProbe;
 import dev.sandgate.conformance.ComputeDriverConformanceTest;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.testing.EngineTest;
 import java.nio.file.Path;
@@ -22,7 +22,7 @@ class VmDriverConformanceTest extends ComputeDriverConformanceTest {
     }
 
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return VmTestImage.config(stateDirectory);
     }
 

@@ -3,10 +3,10 @@ package dev.sandgate.driver.vm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.LaunchInput;
@@ -51,7 +51,7 @@ class VmDriverIdentityTest {
     void createDriver() throws IOException {
         store = new StateStore(root);
         VmSettings settings = VmSettings.from(
-                DriverConfig.EMPTY.with("vm.kernel", "/unused/kernel").with("vm.initramfs", "/unused/initramfs"));
+                DriverSettings.EMPTY.with("vm.kernel", "/unused/kernel").with("vm.initramfs", "/unused/initramfs"));
         driver = new VmDriver(settings, store, DriverContext.of(GATEWAY));
         sleeper = new ProcessBuilder("sleep", "300").start();
     }

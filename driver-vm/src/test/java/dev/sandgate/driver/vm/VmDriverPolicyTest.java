@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.sandgate.conformance.LaunchPolicies;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.LaunchInput;
@@ -44,7 +44,7 @@ class VmDriverPolicyTest {
     @BeforeEach
     void createDriver() {
         store = new StateStore(root);
-        VmSettings settings = VmSettings.from(DriverConfig.EMPTY
+        VmSettings settings = VmSettings.from(DriverSettings.EMPTY
                 .with(VmSettings.STATE_DIRECTORY, root.toString())
                 .with("vm.kernel", "/unused/kernel")
                 .with("vm.initramfs", "/unused/initramfs"));

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandgate.conformance.LaunchPolicies;
 import dev.sandgate.spi.ComputeDriver;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.LaunchInput;
@@ -64,7 +64,7 @@ class VmGuestTest {
 
     @BeforeAll
     void bootTheSharedVm() {
-        DriverConfig config = VmTestImage.config(stateDirectory);
+        DriverSettings config = VmTestImage.config(stateDirectory);
         VmTestImage.requireAvailable(config);
         driver = new VmDriverProvider().create(config, DriverContext.of("vm-guest-test"));
         probe = new VmBackendProbe(VmSettings.from(config));

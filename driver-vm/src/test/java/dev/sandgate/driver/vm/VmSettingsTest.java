@@ -3,17 +3,17 @@ package dev.sandgate.driver.vm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class VmSettingsTest {
-    private static final DriverConfig IMAGE =
-            DriverConfig.EMPTY.with("vm.kernel", "/images/vmlinuz").with("vm.initramfs", "/images/initrd.gz");
+    private static final DriverSettings IMAGE =
+            DriverSettings.EMPTY.with("vm.kernel", "/images/vmlinuz").with("vm.initramfs", "/images/initrd.gz");
 
     @Test
     void defaultsAreTheMeasuredOnes() {
@@ -28,7 +28,7 @@ class VmSettingsTest {
 
     @Test
     void kernelAndInitramfsDefineTheDefaultImageAndPrefixedKeysMoreImages() {
-        DriverConfig config = IMAGE.with("vm.image.big.kernel", "/big/vmlinuz")
+        DriverSettings config = IMAGE.with("vm.image.big.kernel", "/big/vmlinuz")
                 .with("vm.image.big.initramfs", "/big/initrd.gz")
                 .with("vm.image.big.root-disk", "/big/root.img");
 
@@ -59,7 +59,7 @@ class VmSettingsTest {
 
     @Test
     void anImageWithoutInitramfsIsRefusedNamingTheKey() {
-        assertInvalid(DriverConfig.EMPTY.with("vm.image.small.kernel", "/k"), "vm.image.small.initramfs:");
+        assertInvalid(DriverSettings.EMPTY.with("vm.image.small.kernel", "/k"), "vm.image.small.initramfs:");
     }
 
     @Test
@@ -74,11 +74,11 @@ class VmSettingsTest {
 
     @Test
     void sizesTakeBinarySuffixes() {
-        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "2g"), "k", "0"))
+        assertThat(VmSettings.size(DriverSettings.EMPTY.with("k", "2g"), "k", "0"))
                 .isEqualTo(2L << 30);
-        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "512M"), "k", "0"))
+        assertThat(VmSettings.size(DriverSettings.EMPTY.with("k", "512M"), "k", "0"))
                 .isEqualTo(512L << 20);
-        assertThat(VmSettings.size(DriverConfig.EMPTY.with("k", "4096"), "k", "0"))
+        assertThat(VmSettings.size(DriverSettings.EMPTY.with("k", "4096"), "k", "0"))
                 .isEqualTo(4096);
     }
 
@@ -97,7 +97,7 @@ class VmSettingsTest {
         assertInvalid(IMAGE.with("vm.memroy", "512m"), "vm.memroy: is not a setting of this driver");
     }
 
-    private static void assertInvalid(DriverConfig config, String messageStart) {
+    private static void assertInvalid(DriverSettings config, String messageStart) {
         assertThatThrownBy(() -> VmSettings.from(config))
                 .isInstanceOfSatisfying(
                         DriverException.class, e -> assertThat(e.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT))

@@ -1,7 +1,7 @@
 package dev.sandgate.driver.vm;
 
 import dev.sandgate.spi.Availability;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import java.nio.file.Path;
 import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Assumptions;
@@ -23,7 +23,7 @@ final class VmTestImage {
     }
 
     /** Skips the calling test class with the reason, or fails it under CI ({@code sandgate.requireEngines=true}). */
-    static void requireAvailable(DriverConfig config) {
+    static void requireAvailable(DriverSettings config) {
         Availability availability = new VmDriverProvider().availability(config);
         if (!availability.available()) {
             String message = "the VM driver is not available here: " + availability.reason();
@@ -39,8 +39,8 @@ final class VmTestImage {
      * accelerator {@code $SANDGATE_VM_ACCEL} names (scripts/engines/vm.sh sets it to {@code tcg} where {@code /dev/kvm}
      * exists but a KVM guest does not start), else the driver's default.
      */
-    static DriverConfig config(Path stateDirectory) {
-        DriverConfig config = DriverConfig.EMPTY
+    static DriverSettings config(Path stateDirectory) {
+        DriverSettings config = DriverSettings.EMPTY
                 .with(VmSettings.STATE_DIRECTORY, stateDirectory.toString())
                 .with(VmSettings.KERNEL, directory().resolve("kernel").toString())
                 .with(

@@ -16,7 +16,7 @@ import java.util.function.Function;
 import java.util.stream.Collectors;
 
 /**
- * The gateway's security settings (read by {@code GatewayConfig}, with the same precedence as its other settings;
+ * The gateway's security settings (read by {@code GatewaySettings}, with the same precedence as its other settings;
  * declared as options in {@code GatewayOptions}).
  * Checked together: a gateway that listens beyond loopback needs TLS and an authenticator, or {@code --insecure}.
  *
@@ -190,7 +190,7 @@ public record SecuritySettings(
 
     private static Duration duration(String text, String key) {
         try {
-            return new dev.sandgate.spi.DriverConfig(Map.of(key, text)).getDuration(key, Duration.ZERO);
+            return new dev.sandgate.spi.DriverSettings(Map.of(key, text)).asDuration(key, Duration.ZERO);
         } catch (dev.sandgate.spi.DriverException e) {
             throw new ConfigException(e.getMessage());
         }

@@ -4,7 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -60,7 +60,7 @@ public final class DriverSelector {
     }
 
     /** Every installed provider, asked about its availability with {@code config}. */
-    public static List<Candidate> candidates(DriverConfig config, ClassLoader loader) {
+    public static List<Candidate> candidates(DriverSettings config, ClassLoader loader) {
         List<Candidate> candidates = new ArrayList<>();
         try {
             for (ComputeDriverProvider provider : ServiceLoader.load(ComputeDriverProvider.class, loader)) {
@@ -82,7 +82,7 @@ public final class DriverSelector {
     }
 
     @SuppressWarnings("ReferenceEquality") // the chosen candidate is told apart by identity, not by value
-    public static Selection select(Optional<String> name, DriverConfig config, ClassLoader loader) {
+    public static Selection select(Optional<String> name, DriverSettings config, ClassLoader loader) {
         List<Candidate> candidates = candidates(config, loader);
         if (candidates.isEmpty()) {
             throw new ConfigException(

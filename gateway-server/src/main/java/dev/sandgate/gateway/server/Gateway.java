@@ -85,7 +85,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** Opens the gateway described by {@code config}, selecting its driver through {@link DriverSelector}. */
-    public static Gateway open(GatewayConfig config) {
+    public static Gateway open(GatewaySettings config) {
         // Selected (availability and settings checked) before the data directory is touched, so that a start
         // refused for its driver leaves nothing behind.
         DriverSelector.Selection selection =
@@ -122,7 +122,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** Opens a gateway with a driver made by {@code drivers} (tests pass their own), its engine taken as available. */
-    public static Gateway open(GatewayConfig config, Clock clock, DriverFactory drivers) {
+    public static Gateway open(GatewaySettings config, Clock clock, DriverFactory drivers) {
         return open(config, clock, () -> Availability.available("not checked"), drivers);
     }
 
@@ -139,7 +139,7 @@ public final class Gateway implements AutoCloseable {
 
     /** Opens a gateway with a driver made by {@code drivers}, whose engine {@code engineCheck} asks about. */
     public static Gateway open(
-            GatewayConfig config, Clock clock, Supplier<Availability> engineCheck, DriverFactory drivers) {
+            GatewaySettings config, Clock clock, Supplier<Availability> engineCheck, DriverFactory drivers) {
         Path dataDir = config.dataDir().toAbsolutePath();
         FileChannel channel = null;
         FileLock lock = null;
@@ -242,7 +242,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** Opens the PostgreSQL store; a failure to connect names the settings that say where and as whom. */
-    private static Store openPostgres(GatewayConfig.PostgresOptions options) {
+    private static Store openPostgres(GatewaySettings.PostgresOptions options) {
         PostgresStore.Settings settings = postgresSettings(options);
         try {
             return new PostgresStore(settings);
@@ -256,7 +256,7 @@ public final class Gateway implements AutoCloseable {
     }
 
     /** The PostgreSQL store's settings, its password read from the owner-only file that store-password-file names. */
-    private static PostgresStore.Settings postgresSettings(GatewayConfig.PostgresOptions options) {
+    private static PostgresStore.Settings postgresSettings(GatewaySettings.PostgresOptions options) {
         Optional<String> password = Optional.empty();
         if (options.passwordFile().isPresent()) {
             Path file = options.passwordFile().get();

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
 import org.slf4j.bridge.SLF4JBridgeHandler;
 
 /**
- * The gateway's command-line entry point. {@code --help} prints every option ({@link GatewayConfig#usage()}),
+ * The gateway's command-line entry point. {@code --help} prints every option ({@link GatewaySettings#usage()}),
  * {@code --version} the version.
  *
  * <p>Exit status: after a clean shutdown on SIGTERM/SIGINT, the JVM's signal status (143/130; the shutdown hook
@@ -64,21 +64,21 @@ public final class GatewayMain {
             out.println("sandgate-gateway " + version());
             return 0;
         }
-        GatewayConfig config;
+        GatewaySettings config;
         try {
-            config = GatewayConfig.load(args, environment);
+            config = GatewaySettings.load(args, environment);
         } catch (ConfigException e) {
             err.println(PROGRAM + e.getMessage());
             return 2;
         }
-        List<String> unknown = GatewayConfig.unknownEnvironment(environment);
+        List<String> unknown = GatewaySettings.unknownEnvironment(environment);
         if (!unknown.isEmpty()) {
             err.println(PROGRAM + "warning: ignoring " + String.join(", ", unknown)
                     + ": no gateway setting has this name (see --help; a driver setting is"
                     + " SANDGATE_DRIVER_PROPERTY_<KEY>)");
         }
         if (config.help()) {
-            out.print(GatewayConfig.usage());
+            out.print(GatewaySettings.usage());
             return 0;
         }
         if (config.rotateTokenKey()) {

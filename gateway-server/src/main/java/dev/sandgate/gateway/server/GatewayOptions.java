@@ -25,7 +25,7 @@ import picocli.CommandLine.UnmatchedArgumentException;
 
 /**
  * The gateway's command line, declared for picocli: every option, its text in {@code --help}, and the names of the
- * settings, which {@link GatewayConfig} also reads from {@code SANDGATE_*} variables and the {@code --config} file.
+ * settings, which {@link GatewaySettings} also reads from {@code SANDGATE_*} variables and the {@code --config} file.
  * Picocli only splits the command line here: the values stay strings, so that a setting is checked the same way
  * wherever it came from, and an error names the setting rather than the flag.
  */

@@ -13,8 +13,8 @@ import dev.sandgate.driver.host.HostedDriverProcess;
 import dev.sandgate.driver.host.StallingStopReferenceProvider;
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.gateway.server.Gateway;
-import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
 import io.grpc.ManagedChannel;
@@ -95,7 +95,7 @@ class RemoteDriverRestartTest {
         host = host(
                 List.of("--provider-class", StallingStopReferenceProvider.class.getName()),
                 Map.of(StallingStopReferenceProvider.STOP_ENTERED, stopEntered.toString()));
-        gateway = Gateway.open(GatewayConfig.load(
+        gateway = Gateway.open(GatewaySettings.load(
                 new String[] {
                     "--data-dir",
                     root.resolve("data").toString(),

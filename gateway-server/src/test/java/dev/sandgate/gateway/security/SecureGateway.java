@@ -11,8 +11,8 @@ import com.nimbusds.jwt.JWTClaimsSet;
 import com.nimbusds.jwt.SignedJWT;
 import dev.sandgate.api.v1.SandboxServiceGrpc;
 import dev.sandgate.gateway.server.Gateway;
-import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.FakeDriverProvider;
 import io.grpc.ManagedChannel;
@@ -92,7 +92,7 @@ final class SecureGateway implements AutoCloseable {
                 dir.resolve("tokens"),
                 "# test tokens\nci " + StaticTokenAuthenticator.digest(API_TOKEN) + " ci-group\n");
         Files.writeString(dir.resolve("policy.json"), POLICY);
-        GatewayConfig config = GatewayConfig.load(
+        GatewaySettings config = GatewaySettings.load(
                 new String[] {
                     "--data-dir", dir.resolve("data").toString(),
                     "--listen", "127.0.0.1:0",

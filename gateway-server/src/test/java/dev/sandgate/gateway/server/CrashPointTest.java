@@ -30,8 +30,8 @@ import dev.sandgate.gateway.lifecycle.FaultPoint;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.spi.ComputeDriver;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxState;
 import dev.sandgate.testing.GatewayProcess;
@@ -99,7 +99,7 @@ class CrashPointTest {
     private List<SandboxObservation> runtime() {
         try (ComputeDriver verifier = new ReferenceDriverProvider()
                 .create(
-                        new DriverConfig(Map.of(ReferenceDriverProvider.DIRECTORY, backendDir.toString())),
+                        new DriverSettings(Map.of(ReferenceDriverProvider.DIRECTORY, backendDir.toString())),
                         DriverContext.of(GATEWAY_ID))) {
             return verifier.list();
         }

@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import java.io.IOException;
 import java.net.URL;
 import java.net.URLClassLoader;
@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class DriverSelectorTest {
     private static final ClassLoader LOADER = DriverSelectorTest.class.getClassLoader();
-    private static final DriverConfig ENGINE_UP = new DriverConfig(Map.of("engine.up", "true"));
+    private static final DriverSettings ENGINE_UP = new DriverSettings(Map.of("engine.up", "true"));
 
     @TempDir
     Path services;
@@ -48,14 +48,14 @@ class DriverSelectorTest {
         }
 
         @Override
-        public Availability availability(DriverConfig config) {
+        public Availability availability(DriverSettings config) {
             return config.get("engine.up").orElse("false").equals("true")
                     ? Availability.available("the engine answers")
                     : Availability.unavailable("the engine does not answer");
         }
 
         @Override
-        public ComputeDriver create(DriverConfig config, DriverContext context) {
+        public ComputeDriver create(DriverSettings config, DriverContext context) {
             throw new UnsupportedOperationException();
         }
     }
@@ -76,7 +76,7 @@ class DriverSelectorTest {
     @Test
     @DisplayName("an explicit name selects that driver, the reference driver included")
     void explicitName() {
-        var config = new DriverConfig(Map.of("fake.directory", "/tmp/x"));
+        var config = new DriverSettings(Map.of("fake.directory", "/tmp/x"));
 
         assertThat(DriverSelector.select(Optional.of("fake"), config, LOADER)
                         .provider()
@@ -105,7 +105,7 @@ class DriverSelectorTest {
     @Test
     @DisplayName("the reference driver is never selected without its name, even when nothing else is available")
     void referenceNeverAutoSelected() {
-        var config = new DriverConfig(Map.of("fake.directory", "/tmp/x"));
+        var config = new DriverSettings(Map.of("fake.directory", "/tmp/x"));
 
         assertThatThrownBy(() -> DriverSelector.select(Optional.empty(), config, withEngine))
                 .isInstanceOf(ConfigException.class)
@@ -118,10 +118,10 @@ class DriverSelectorTest {
     @Test
     @DisplayName("an unavailable named driver is refused with its reason; an unknown name lists the installed ones")
     void unavailableAndUnknown() {
-        assertThatThrownBy(() -> DriverSelector.select(Optional.of("fake"), DriverConfig.EMPTY, LOADER))
+        assertThatThrownBy(() -> DriverSelector.select(Optional.of("fake"), DriverSettings.EMPTY, LOADER))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("fake.directory is not set");
-        assertThatThrownBy(() -> DriverSelector.select(Optional.of("nope"), DriverConfig.EMPTY, LOADER))
+        assertThatThrownBy(() -> DriverSelector.select(Optional.of("nope"), DriverSettings.EMPTY, LOADER))
                 .hasMessageContaining("installed: reference, remote, fake");
     }
 

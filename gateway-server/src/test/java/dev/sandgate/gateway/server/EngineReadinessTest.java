@@ -37,7 +37,7 @@ class EngineReadinessTest {
     @Test
     void theSandboxServiceIsNotServingWhileTheEngineIsUnavailableAndServingOnceItAnswers() {
         AtomicBoolean engineUp = new AtomicBoolean(true);
-        GatewayConfig config = GatewayConfig.load(
+        GatewaySettings config = GatewaySettings.load(
                 new String[] {"--data-dir", root.resolve("data").toString(), "--readiness-interval", "50ms"}, Map.of());
         String name = "readiness-" + UUID.randomUUID();
         try (Gateway gateway = Gateway.open(
@@ -73,7 +73,7 @@ class EngineReadinessTest {
     @Test
     void theMetricsPortsHttpProbesFollowTheSameChecks() throws Exception {
         AtomicBoolean engineUp = new AtomicBoolean(true);
-        GatewayConfig config = GatewayConfig.load(
+        GatewaySettings config = GatewaySettings.load(
                 new String[] {
                     "--data-dir", root.resolve("data").toString(),
                     "--readiness-interval", "50ms",

@@ -29,8 +29,8 @@ class GatewayOptionsTest {
                 new PrintStream(err, true, StandardCharsets.UTF_8));
     }
 
-    private static GatewayConfig load(String... args) {
-        return GatewayConfig.load(args, Map.of());
+    private static GatewaySettings load(String... args) {
+        return GatewaySettings.load(args, Map.of());
     }
 
     @Test
@@ -102,19 +102,20 @@ class GatewayOptionsTest {
     @Test
     @DisplayName("a flag wins over its SANDGATE_ variable, also a switch given as --insecure=false")
     void flagWinsOverEnvironment() {
-        GatewayConfig listen =
-                GatewayConfig.load(new String[] {"--listen", "127.0.0.1:2"}, Map.of("SANDGATE_LISTEN", "127.0.0.1:1"));
-        GatewayConfig insecure = GatewayConfig.load(
+        GatewaySettings listen = GatewaySettings.load(
+                new String[] {"--listen", "127.0.0.1:2"}, Map.of("SANDGATE_LISTEN", "127.0.0.1:1"));
+        GatewaySettings insecure = GatewaySettings.load(
                 new String[] {"--insecure"}, Map.of("SANDGATE_INSECURE", "false", "SANDGATE_LISTEN", "0.0.0.0:1"));
 
         assertThat(listen.listen()).isEqualTo("127.0.0.1:2");
         assertThat(insecure.security().insecure()).isTrue();
-        assertThatThrownBy(() -> GatewayConfig.load(
+        assertThatThrownBy(() -> GatewaySettings.load(
                         new String[] {"--insecure=false"},
                         Map.of("SANDGATE_INSECURE", "true", "SANDGATE_LISTEN", "0.0.0.0:1")))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("--insecure");
-        assertThat(GatewayConfig.load(new String[0], Map.of("SANDGATE_INSECURE", "yes", "SANDGATE_LISTEN", "0.0.0.0:1"))
+        assertThat(GatewaySettings.load(
+                                new String[0], Map.of("SANDGATE_INSECURE", "yes", "SANDGATE_LISTEN", "0.0.0.0:1"))
                         .security()
                         .insecure())
                 .isTrue();
@@ -146,7 +147,7 @@ class GatewayOptionsTest {
         for (String setting : GatewayOptions.SETTINGS) {
             assertThat(text).contains("--" + setting + " ");
             String variable = "SANDGATE_" + setting.toUpperCase(Locale.ROOT).replace('-', '_');
-            assertThat(GatewayConfig.unknownEnvironment(Map.of(variable, "x")))
+            assertThat(GatewaySettings.unknownEnvironment(Map.of(variable, "x")))
                     .as(variable)
                     .isEmpty();
         }

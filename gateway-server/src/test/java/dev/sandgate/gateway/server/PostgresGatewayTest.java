@@ -161,7 +161,7 @@ class PostgresGatewayTest {
                     .isEqualTo("rw-------");
         }
 
-        GatewayConfig missing = GatewayConfig.load(
+        GatewaySettings missing = GatewaySettings.load(
                 new String[] {
                     "--data-dir",
                     dir.resolve("other").toString(),

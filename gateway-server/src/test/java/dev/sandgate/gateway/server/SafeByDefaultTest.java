@@ -33,7 +33,7 @@ class SafeByDefaultTest {
     @Test
     @DisplayName("TLS without an authenticator is not enough beyond loopback")
     void tlsWithoutAuthenticatorIsRefused() {
-        assertThatThrownBy(() -> GatewayConfig.load(
+        assertThatThrownBy(() -> GatewaySettings.load(
                         new String[] {"--listen", "0.0.0.0:7443", "--tls-cert", "c.pem", "--tls-key", "k.pem"},
                         Map.of()))
                 .isInstanceOf(ConfigException.class)
@@ -43,14 +43,15 @@ class SafeByDefaultTest {
     @Test
     @DisplayName("--insecure lets the gateway listen beyond loopback, and says so")
     void insecureIsExplicit() {
-        GatewayConfig config = GatewayConfig.load(new String[] {"--listen", "0.0.0.0:7443", "--insecure"}, Map.of());
+        GatewaySettings config =
+                GatewaySettings.load(new String[] {"--listen", "0.0.0.0:7443", "--insecure"}, Map.of());
         assertThat(config.security().exposedInsecurely(config.listenHost())).isTrue();
     }
 
     @Test
     @DisplayName("loopback needs neither TLS nor --insecure (the quickstart)")
     void loopbackStaysOpen() {
-        GatewayConfig config = GatewayConfig.load(new String[0], Map.of());
+        GatewaySettings config = GatewaySettings.load(new String[0], Map.of());
         assertThat(config.security().tls()).isFalse();
         assertThat(config.security().exposedInsecurely(config.listenHost())).isFalse();
     }
@@ -58,7 +59,7 @@ class SafeByDefaultTest {
     @Test
     @DisplayName("an authenticator without an access policy is refused")
     void authenticatorNeedsPolicy() {
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--api-token-file", "tokens"}, Map.of()))
+        assertThatThrownBy(() -> GatewaySettings.load(new String[] {"--api-token-file", "tokens"}, Map.of()))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("authz-policy");
     }
@@ -66,7 +67,7 @@ class SafeByDefaultTest {
     @Test
     @DisplayName("HS256 cannot be allowed for JWTs")
     void symmetricJwtAlgorithmIsRefused() {
-        assertThatThrownBy(() -> GatewayConfig.load(
+        assertThatThrownBy(() -> GatewaySettings.load(
                         new String[] {
                             "--jwt-jwks",
                             "jwks.json",

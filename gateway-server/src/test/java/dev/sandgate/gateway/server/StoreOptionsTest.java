@@ -10,8 +10,8 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
 class StoreOptionsTest {
-    private static GatewayConfig load(String... args) {
-        return GatewayConfig.load(args, Map.of());
+    private static GatewaySettings load(String... args) {
+        return GatewaySettings.load(args, Map.of());
     }
 
     @Test
@@ -23,19 +23,19 @@ class StoreOptionsTest {
     @Test
     @DisplayName("store-url, store-user and store-password-file name a PostgreSQL store, also from the environment")
     void postgresOptions() {
-        GatewayConfig flags = load(
+        GatewaySettings flags = load(
                 "--store-url",
                 "jdbc:postgresql://db.example:5432/sandgate",
                 "--store-user",
                 "gw",
                 "--store-password-file",
                 "/run/secrets/db");
-        GatewayConfig environment = GatewayConfig.load(
+        GatewaySettings environment = GatewaySettings.load(
                 new String[0],
                 Map.of("SANDGATE_STORE_URL", "jdbc:postgresql://db.example/sandgate", "SANDGATE_STORE_USER", "gw"));
 
         assertThat(flags.postgres())
-                .contains(new GatewayConfig.PostgresOptions(
+                .contains(new GatewaySettings.PostgresOptions(
                         "jdbc:postgresql://db.example:5432/sandgate", "gw", Optional.of(Path.of("/run/secrets/db"))));
         assertThat(environment.postgres().orElseThrow().passwordFile()).isEmpty();
     }
@@ -79,7 +79,7 @@ class StoreOptionsTest {
     @Test
     @DisplayName("the usage lists the store options")
     void usage() {
-        assertThat(GatewayConfig.usage())
+        assertThat(GatewaySettings.usage())
                 .contains("--store-url URL", "--store-user USER", "--store-password-file FILE");
     }
 }

@@ -3,8 +3,8 @@ package dev.sandgate.gateway.testing;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import java.nio.file.Path;
 
 /**
@@ -26,14 +26,14 @@ public final class FakeDriverProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public Availability availability(DriverConfig config) {
+    public Availability availability(DriverSettings config) {
         return config.get(DIRECTORY).isPresent()
                 ? Availability.available("directory " + config.get(DIRECTORY).get())
                 : Availability.unavailable(DIRECTORY + " is not set");
     }
 
     @Override
-    public ComputeDriver create(DriverConfig config, DriverContext context) {
+    public ComputeDriver create(DriverSettings config, DriverContext context) {
         return new FakeDriver(Path.of(config.require(DIRECTORY)), context.gatewayId(), FakeDriver.allCapabilities());
     }
 }

@@ -8,8 +8,8 @@ import dev.sandgate.api.v1.SandboxServiceGrpc;
 import dev.sandgate.api.v1.SandboxSpec;
 import dev.sandgate.api.v1.SandboxTarget;
 import dev.sandgate.gateway.server.Gateway;
-import dev.sandgate.gateway.server.GatewayConfig;
 import dev.sandgate.gateway.server.GatewayServer;
+import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.spi.DriverCapabilities;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -83,9 +83,9 @@ public final class TestGateway implements AutoCloseable {
         args.addAll(extraArgs);
         if (referenceDriver) {
             args.addAll(List.of("--driver", "reference", "--driver-property", "reference.directory=" + backendDir));
-            gateway = Gateway.open(GatewayConfig.load(args.toArray(String[]::new), Map.of()));
+            gateway = Gateway.open(GatewaySettings.load(args.toArray(String[]::new), Map.of()));
         } else {
-            GatewayConfig config = GatewayConfig.load(args.toArray(String[]::new), Map.of());
+            GatewaySettings config = GatewaySettings.load(args.toArray(String[]::new), Map.of());
             gateway = Gateway.open(config, Clock.systemUTC(), (gatewayId, clock) -> {
                 driver = new FakeDriver(backendDir, gatewayId, capabilities);
                 return new Gateway.NamedDriver(FakeDriverProvider.NAME, driver);

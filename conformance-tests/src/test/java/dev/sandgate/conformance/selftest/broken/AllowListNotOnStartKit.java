@@ -2,8 +2,8 @@ package dev.sandgate.conformance.selftest.broken;
 
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.spi.ComputeDriver;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
@@ -17,7 +17,7 @@ import java.nio.file.Path;
  */
 public class AllowListNotOnStartKit extends BrokenReferenceKit {
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return super.config()
                 .with(
                         ReferenceDriverProvider.ENFORCEABLE_FIELDS,

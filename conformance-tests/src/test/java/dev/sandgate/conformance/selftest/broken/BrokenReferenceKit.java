@@ -7,8 +7,8 @@ import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -35,7 +35,7 @@ abstract class BrokenReferenceKit extends ComputeDriverConformanceTest {
     abstract ComputeDriver breakDriver(ComputeDriver reference, Path backendDirectory, DriverContext context);
 
     /** What the provider says of its availability; the reference driver's answer by default. */
-    Availability availability(ComputeDriverProvider reference, DriverConfig config) {
+    Availability availability(ComputeDriverProvider reference, DriverSettings config) {
         return reference.availability(config);
     }
 
@@ -64,20 +64,20 @@ abstract class BrokenReferenceKit extends ComputeDriverConformanceTest {
             }
 
             @Override
-            public Availability availability(DriverConfig config) {
+            public Availability availability(DriverSettings config) {
                 return BrokenReferenceKit.this.availability(reference, config);
             }
 
             @Override
-            public ComputeDriver create(DriverConfig config, DriverContext context) {
+            public ComputeDriver create(DriverSettings config, DriverContext context) {
                 return breakDriver(reference.create(config, contextFor(context)), directory, context);
             }
         };
     }
 
     @Override
-    protected DriverConfig config() {
-        return DriverConfig.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString());
+    protected DriverSettings config() {
+        return DriverSettings.EMPTY.with(ReferenceDriverProvider.DIRECTORY, directory.toString());
     }
 
     @Override

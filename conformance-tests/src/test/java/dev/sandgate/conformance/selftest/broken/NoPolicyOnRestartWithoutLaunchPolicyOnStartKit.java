@@ -1,7 +1,7 @@
 package dev.sandgate.conformance.selftest.broken;
 
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 
 /**
  * Bug, in a driver that claims every field but the allow-list and says no to launchPolicyOnStart: every start
@@ -9,7 +9,7 @@ import dev.sandgate.spi.DriverConfig;
  */
 public class NoPolicyOnRestartWithoutLaunchPolicyOnStartKit extends IgnoresPolicyOnStartKit {
     @Override
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return super.config().with(ReferenceDriverProvider.LAUNCH_POLICY_ON_START, "false");
     }
 }

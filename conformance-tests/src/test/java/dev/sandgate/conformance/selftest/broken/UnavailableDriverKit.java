@@ -3,8 +3,8 @@ package dev.sandgate.conformance.selftest.broken;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import java.nio.file.Path;
 
 /** A driver whose backend is not there: the kit skips (or, when engines are required, fails) the whole class. */
@@ -12,7 +12,7 @@ public class UnavailableDriverKit extends BrokenReferenceKit {
     public static final String REASON = "no engine answers at unix:///nowhere.sock";
 
     @Override
-    Availability availability(ComputeDriverProvider reference, DriverConfig config) {
+    Availability availability(ComputeDriverProvider reference, DriverSettings config) {
         return Availability.unavailable(REASON);
     }
 

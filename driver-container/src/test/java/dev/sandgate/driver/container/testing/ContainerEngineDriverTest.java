@@ -15,10 +15,10 @@ import dev.sandgate.driver.container.ContainerEngineProvider;
 import dev.sandgate.driver.container.ContainerNaming;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
@@ -123,7 +123,7 @@ public abstract class ContainerEngineDriverTest {
     protected abstract String inspectedDefaultNetworkMode();
 
     /** The driver settings for this engine (its host); subclasses may add settings. */
-    protected DriverConfig config() {
+    protected DriverSettings config() {
         return engine().driverConfig(provider().name());
     }
 
@@ -696,7 +696,7 @@ public abstract class ContainerEngineDriverTest {
     @Test
     void theProviderExplainsWhyNoEngineIsAvailable() {
         String missing = "unix:///run/sandgate-test-" + gatewayId + "/absent.sock";
-        DriverConfig config = DriverConfig.EMPTY.with(provider().name() + ".host", missing);
+        DriverSettings config = DriverSettings.EMPTY.with(provider().name() + ".host", missing);
 
         Availability availability = provider().availability(config);
 
@@ -751,7 +751,7 @@ public abstract class ContainerEngineDriverTest {
         return probe.client().inspectContainerCmd(containerId).exec();
     }
 
-    protected ComputeDriver extraDriver(DriverConfig config) {
+    protected ComputeDriver extraDriver(DriverSettings config) {
         ComputeDriver extra = provider().create(config, DriverContext.of(gatewayId));
         extraDrivers.add(extra);
         return extra;

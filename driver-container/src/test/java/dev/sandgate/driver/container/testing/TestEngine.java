@@ -7,7 +7,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
 import dev.sandgate.driver.container.EngineClients;
 import dev.sandgate.driver.container.EngineErrors;
-import dev.sandgate.spi.DriverConfig;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxSpec;
 import java.io.IOException;
 import java.time.Duration;
@@ -67,8 +67,8 @@ public record TestEngine(String displayName, String host, String hostVariable, S
     }
 
     /** The driver configuration pointing at this engine: {@code <prefix>.host}. */
-    public DriverConfig driverConfig(String prefix) {
-        return DriverConfig.EMPTY.with(prefix + ".host", host);
+    public DriverSettings driverConfig(String prefix) {
+        return DriverSettings.EMPTY.with(prefix + ".host", host);
     }
 
     /** A spec of the test image that runs until stopped. */

@@ -5,8 +5,8 @@ import dev.sandgate.driver.remote.RemoteDriverProvider;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -47,7 +47,7 @@ public final class BrokenKitHosting {
     private static final class HostedProvider implements ComputeDriverProvider {
         private final Class<?> kitClass;
         private final RemoteDriverProvider remote = new RemoteDriverProvider();
-        private DriverConfig remoteConfig;
+        private DriverSettings remoteConfig;
 
         HostedProvider(Class<?> kitClass) {
             this.kitClass = kitClass;
@@ -64,16 +64,16 @@ public final class BrokenKitHosting {
         }
 
         @Override
-        public Availability availability(DriverConfig config) {
+        public Availability availability(DriverSettings config) {
             return remote.availability(remoteConfig(config));
         }
 
         @Override
-        public ComputeDriver create(DriverConfig config, DriverContext context) {
+        public ComputeDriver create(DriverSettings config, DriverContext context) {
             return remote.create(remoteConfig(config), context);
         }
 
-        private synchronized DriverConfig remoteConfig(DriverConfig kitConfig) {
+        private synchronized DriverSettings remoteConfig(DriverSettings kitConfig) {
             if (remoteConfig == null) {
                 Path socketDirectory;
                 try {

@@ -4,8 +4,8 @@ import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.spi.Availability;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.ComputeDriverProvider;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
+import dev.sandgate.spi.DriverSettings;
 import java.nio.file.Path;
 
 /**
@@ -28,16 +28,16 @@ public final class HostedBrokenKitProvider implements ComputeDriverProvider {
     }
 
     @Override
-    public Availability availability(DriverConfig config) {
+    public Availability availability(DriverSettings config) {
         return kit(config).inProcessProvider().availability(config);
     }
 
     @Override
-    public ComputeDriver create(DriverConfig config, DriverContext context) {
+    public ComputeDriver create(DriverSettings config, DriverContext context) {
         return kit(config).inProcessProvider().create(config, context);
     }
 
-    private synchronized BrokenReferenceKit kit(DriverConfig config) {
+    private synchronized BrokenReferenceKit kit(DriverSettings config) {
         if (kit == null) {
             try {
                 kit = Class.forName(config.require(KIT))

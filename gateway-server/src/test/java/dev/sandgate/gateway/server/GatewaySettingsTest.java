@@ -16,14 +16,14 @@ import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class GatewayConfigTest {
+class GatewaySettingsTest {
     @TempDir
     Path dir;
 
     @Test
     @DisplayName("defaults: loopback 7443, NORMAL durability, 24 h retention, no test faults")
     void defaults() {
-        GatewayConfig config = GatewayConfig.load(new String[0], Map.of());
+        GatewaySettings config = GatewaySettings.load(new String[0], Map.of());
 
         assertThat(config.listen()).isEqualTo("127.0.0.1:7443");
         assertThat(config.storeSynchronous()).isEqualTo(SqliteStore.Synchronous.NORMAL);
@@ -45,7 +45,7 @@ class GatewayConfigTest {
                 docker.host=unix:///file.sock
                 """);
 
-        GatewayConfig config = GatewayConfig.load(
+        GatewaySettings config = GatewaySettings.load(
                 new String[] {
                     "--config",
                     file.toString(),
@@ -72,7 +72,7 @@ class GatewayConfigTest {
     @Test
     @DisplayName("an unknown flag is refused as unknown, even without a value after it")
     void unknownFlagWithoutValue() {
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--verbose"}, Map.of()))
+        assertThatThrownBy(() -> GatewaySettings.load(new String[] {"--verbose"}, Map.of()))
                 .hasMessage("unknown option --verbose (see --help)");
     }
 
@@ -82,7 +82,7 @@ class GatewayConfigTest {
         Path file = dir.resolve("gateway.properties");
         Files.writeString(file, "data_dir=/srv/sandgate\n");
 
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--config", file.toString()}, Map.of()))
+        assertThatThrownBy(() -> GatewaySettings.load(new String[] {"--config", file.toString()}, Map.of()))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("unknown setting 'data_dir'")
                 .hasMessageContaining("did you mean data-dir?");
@@ -91,7 +91,7 @@ class GatewayConfigTest {
     @Test
     @DisplayName("an unreadable configuration file is refused with the reason, not just its path")
     void missingConfigFile() {
-        assertThatThrownBy(() -> GatewayConfig.load(
+        assertThatThrownBy(() -> GatewaySettings.load(
                         new String[] {
                             "--config", dir.resolve("absent.properties").toString()
                         },
@@ -102,7 +102,7 @@ class GatewayConfigTest {
     @Test
     @DisplayName("a driver property from the environment may have '-' in its key, written '__'")
     void environmentDriverPropertyWithHyphens() {
-        GatewayConfig config = GatewayConfig.load(
+        GatewaySettings config = GatewaySettings.load(
                 new String[0],
                 Map.of(
                         "SANDGATE_DRIVER_PROPERTY_DOCKER_STOP__GRACE__PERIOD", "5s",
@@ -119,13 +119,14 @@ class GatewayConfigTest {
     @Test
     @DisplayName("a fault point is refused unless test faults are explicitly enabled")
     void faultPointNeedsExplicitEnable() {
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--fault-point", "stop.after-intent"}, Map.of()))
+        assertThatThrownBy(() -> GatewaySettings.load(new String[] {"--fault-point", "stop.after-intent"}, Map.of()))
                 .isInstanceOf(ConfigException.class)
                 .hasMessageContaining("test faults are not enabled");
-        assertThatThrownBy(() -> GatewayConfig.load(new String[0], Map.of("SANDGATE_FAULT_POINT", "stop.after-intent")))
+        assertThatThrownBy(
+                        () -> GatewaySettings.load(new String[0], Map.of("SANDGATE_FAULT_POINT", "stop.after-intent")))
                 .isInstanceOf(ConfigException.class);
 
-        GatewayConfig enabled = GatewayConfig.load(
+        GatewaySettings enabled = GatewaySettings.load(
                 new String[] {"--enable-test-faults", "--fault-point", "stop.after-intent"}, Map.of());
 
         assertThat(enabled.faultPoint()).contains(FaultPoint.STOP_AFTER_INTENT);
@@ -134,15 +135,15 @@ class GatewayConfigTest {
     @Test
     @DisplayName("bad settings are refused naming the setting")
     void badSettings() {
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--listen", "nowhere"}, Map.of()))
+        assertThatThrownBy(() -> GatewaySettings.load(new String[] {"--listen", "nowhere"}, Map.of()))
                 .hasMessageContaining("listen");
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--request-retention", "soon"}, Map.of()))
+        assertThatThrownBy(() -> GatewaySettings.load(new String[] {"--request-retention", "soon"}, Map.of()))
                 .hasMessageContaining("request-retention");
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--store-synchronous", "OFF"}, Map.of()))
+        assertThatThrownBy(() -> GatewaySettings.load(new String[] {"--store-synchronous", "OFF"}, Map.of()))
                 .hasMessageContaining("store-synchronous");
-        assertThatThrownBy(() -> GatewayConfig.load(new String[] {"--no-such-flag", "x"}, Map.of()))
+        assertThatThrownBy(() -> GatewaySettings.load(new String[] {"--no-such-flag", "x"}, Map.of()))
                 .hasMessageContaining("--no-such-flag");
-        assertThatThrownBy(() -> GatewayConfig.load(
+        assertThatThrownBy(() -> GatewaySettings.load(
                         new String[] {"--enable-test-faults", "--fault-point", "stop.sometime"}, Map.of()))
                 .hasMessageContaining("stop.after-intent");
     }

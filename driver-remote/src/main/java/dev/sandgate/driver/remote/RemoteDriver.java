@@ -67,7 +67,7 @@ import java.util.function.Supplier;
  * without the driver's own answer (the process died, the connection broke) is UNAVAILABLE, and the channel
  * reconnects at the next call.
  */
-final class RemoteComputeDriver implements ComputeDriver {
+final class RemoteDriver implements ComputeDriver {
     /** How much later than the call timeout a mutating call's wire deadline is (see {@link #async()}). */
     private static final Duration WIRE_DEADLINE_GRACE = Duration.ofSeconds(1);
 
@@ -78,7 +78,7 @@ final class RemoteComputeDriver implements ComputeDriver {
     private final DriverCapabilities capabilities;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    RemoteComputeDriver(
+    RemoteDriver(
             RemoteSettings settings, ManagedChannel channel, DriverContext context, DriverCapabilities capabilities) {
         this.settings = requireNonNull(settings, "settings is null");
         this.channel = requireNonNull(channel, "channel is null");

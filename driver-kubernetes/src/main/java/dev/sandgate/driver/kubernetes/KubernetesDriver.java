@@ -76,8 +76,8 @@ import org.slf4j.LoggerFactory;
  * {@code observedGeneration} predates the object's last change are ignored, so an execution's state is never read
  * from its predecessor's conditions.
  */
-final class KubernetesComputeDriver implements ComputeDriver {
-    private static final Logger log = LoggerFactory.getLogger(KubernetesComputeDriver.class);
+final class KubernetesDriver implements ComputeDriver {
+    private static final Logger log = LoggerFactory.getLogger(KubernetesDriver.class);
     private static final int LOCK_STRIPES = 64;
     private static final int MAX_ATTEMPTS = 20;
 
@@ -94,7 +94,7 @@ final class KubernetesComputeDriver implements ComputeDriver {
     private final Set<SandboxWatchLoop> watches = new CopyOnWriteArraySet<>();
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    KubernetesComputeDriver(
+    KubernetesDriver(
             KubernetesClient client, KubernetesSettings settings, DriverContext context, SandboxApiVersion version) {
         this.client = requireNonNull(client, "client is null");
         this.settings = requireNonNull(settings, "settings is null");

@@ -7,10 +7,10 @@ import static org.awaitility.Awaitility.await;
 import dev.sandgate.conformance.LaunchPolicies;
 import dev.sandgate.driver.kubernetes.fakecluster.MockCluster;
 import dev.sandgate.driver.kubernetes.fakecluster.PreconditionEnforcingDispatcher.ReceivedRequest;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
@@ -54,14 +54,14 @@ import org.junit.jupiter.api.Test;
  * The driver's Kubernetes-specific behaviour against the fake cluster: what it writes (launch policy, Secret,
  * NetworkPolicy), and how it answers the API server's 409s. The conformance kit covers the SPI's contract.
  */
-class KubernetesComputeDriverTest {
+class KubernetesDriverTest {
     private static final String NAMESPACE = "driver-test";
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
     private static MockCluster cluster;
 
     private final AtomicReference<MutationHook> hook = new AtomicReference<>(MutationHook.NONE);
     private final String gatewayId = "driver-test-" + Identifiers.newSandboxId().substring(0, 8);
-    private KubernetesComputeDriver driver;
+    private KubernetesDriver driver;
 
     @BeforeAll
     static void startCluster() {
@@ -83,22 +83,22 @@ class KubernetesComputeDriverTest {
         }
     }
 
-    private DriverConfig config() {
-        return DriverConfig.EMPTY
+    private DriverSettings config() {
+        return DriverSettings.EMPTY
                 .with(KubernetesSettings.MASTER_URL, cluster.masterUrl())
                 .with(KubernetesSettings.NAMESPACE, NAMESPACE)
                 .with(KubernetesSettings.NETWORK_NONE, "network-policy")
                 .with(KubernetesSettings.OPERATION_TIMEOUT, "30s");
     }
 
-    private KubernetesComputeDriver driver(DriverConfig config) {
+    private KubernetesDriver driver(DriverSettings config) {
         DriverContext context = new DriverContext(
                 gatewayId, Clock.systemUTC(), (ref, op, id) -> hook.get().beforeMutation(ref, op, id));
-        driver = (KubernetesComputeDriver) new KubernetesDriverProvider().create(config, context);
+        driver = (KubernetesDriver) new KubernetesDriverProvider().create(config, context);
         return driver;
     }
 
-    private KubernetesComputeDriver driver() {
+    private KubernetesDriver driver() {
         return driver(config());
     }
 
@@ -224,7 +224,7 @@ class KubernetesComputeDriverTest {
                         .endSpec()
                         .build())
                 .create();
-        KubernetesComputeDriver weakened = driver(config().with(KubernetesSettings.NAMESPACE, namespace));
+        KubernetesDriver weakened = driver(config().with(KubernetesSettings.NAMESPACE, namespace));
         SandboxRef ref = newRef("unprotected");
 
         DriverException refused = catchThrowableOfType(
@@ -240,7 +240,7 @@ class KubernetesComputeDriverTest {
 
     @Test
     void withoutNetworkPolicyNetworkModeNoneIsUnsupportedBeforeAnyRequest() {
-        KubernetesComputeDriver plain = driver(config().with(KubernetesSettings.NETWORK_NONE, "unsupported"));
+        KubernetesDriver plain = driver(config().with(KubernetesSettings.NETWORK_NONE, "unsupported"));
         SandboxRef ref = newRef("no-network");
         int posts = driverRequests("POST", "").size();
 
@@ -402,7 +402,7 @@ class KubernetesComputeDriverTest {
     @Test
     void createOfANameThatAnotherSandboxHoldsFailsPreconditionAndTouchesNothing() {
         SandboxRef first = newRef("taken");
-        KubernetesComputeDriver instance = driver();
+        KubernetesDriver instance = driver();
         instance.create(first, spec(), unrestricted(1));
         GenericKubernetesResource holder = sandboxObject(first);
         SandboxRef second = new SandboxRef(Identifiers.newSandboxId(), first.workspace(), first.name());

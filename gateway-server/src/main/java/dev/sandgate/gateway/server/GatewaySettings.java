@@ -5,8 +5,8 @@ import static java.util.Objects.requireNonNull;
 import dev.sandgate.gateway.lifecycle.FaultPoint;
 import dev.sandgate.gateway.security.SecuritySettings;
 import dev.sandgate.gateway.store.SqliteStore;
-import dev.sandgate.spi.DriverConfig;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.Identifiers;
 import java.io.IOException;
 import java.io.Reader;
@@ -52,7 +52,7 @@ import java.util.stream.Collectors;
  * @param metricsListen where to serve Prometheus metrics over HTTP; empty: no metrics
  * @param readinessInterval how often the driver's engine is checked for the readiness of the SandboxService
  */
-public record GatewayConfig(
+public record GatewaySettings(
         String listenHost,
         int listenPort,
         Path dataDir,
@@ -90,7 +90,7 @@ public record GatewayConfig(
             "SANDGATE_SKIP_ENGINES",
             "SANDGATE_LOG_FORMAT");
 
-    public GatewayConfig {
+    public GatewaySettings {
         requireNonNull(listenHost, "listenHost is null");
         requireNonNull(dataDir, "dataDir is null");
         requireNonNull(driverName, "driverName is null");
@@ -120,8 +120,8 @@ public record GatewayConfig(
         }
     }
 
-    public DriverConfig driverConfig() {
-        return new DriverConfig(driverProperties);
+    public DriverSettings driverConfig() {
+        return new DriverSettings(driverProperties);
     }
 
     public String listen() {
@@ -129,7 +129,7 @@ public record GatewayConfig(
     }
 
     /** Reads the configuration. Throws {@link ConfigException} naming the bad setting. */
-    public static GatewayConfig load(String[] args, Map<String, String> environment) {
+    public static GatewaySettings load(String[] args, Map<String, String> environment) {
         GatewayOptions.Given commandLine = GatewayOptions.parse(args);
         Map<String, String> flags = commandLine.settings();
         Map<String, String> flagDriverProperties = commandLine.driverProperties();
@@ -216,7 +216,7 @@ public record GatewayConfig(
                 throw new ConfigException(e.getMessage());
             }
         });
-        DriverConfig parse = new DriverConfig(settings);
+        DriverSettings parse = new DriverSettings(settings);
         Duration retention = duration(parse, "request-retention", Duration.ofHours(24));
         Duration driverTimeout = duration(parse, "driver-timeout", Duration.ofMinutes(2));
         SqliteStore.Synchronous synchronous;
@@ -233,7 +233,7 @@ public record GatewayConfig(
         }
         boolean testFaults;
         try {
-            testFaults = parse.getBoolean("enable-test-faults", false);
+            testFaults = parse.asBoolean("enable-test-faults", false);
         } catch (DriverException e) {
             throw new ConfigException(e.getMessage());
         }
@@ -251,7 +251,7 @@ public record GatewayConfig(
         }
         Optional<Path> readyFile =
                 Optional.ofNullable(settings.get("ready-file")).map(Path::of);
-        return new GatewayConfig(
+        return new GatewaySettings(
                 host,
                 port,
                 dataDir,
@@ -326,9 +326,9 @@ public record GatewayConfig(
         }
     }
 
-    private static Duration duration(DriverConfig settings, String key, Duration defaultValue) {
+    private static Duration duration(DriverSettings settings, String key, Duration defaultValue) {
         try {
-            Duration value = settings.getDuration(key, defaultValue);
+            Duration value = settings.asDuration(key, defaultValue);
             if (value.isNegative() || value.isZero()) {
                 throw new ConfigException(key + " must be positive");
             }

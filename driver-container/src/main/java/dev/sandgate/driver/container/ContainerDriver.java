@@ -90,8 +90,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Thread-safe. Lifecycle calls on one sandbox are serialized by a per-id lock.
  */
-public final class ContainerComputeDriver implements ComputeDriver {
-    private static final Logger log = LoggerFactory.getLogger(ContainerComputeDriver.class);
+public final class ContainerDriver implements ComputeDriver {
+    private static final Logger log = LoggerFactory.getLogger(ContainerDriver.class);
 
     private final ContainerBackend backend;
     private final DriverContext context;
@@ -102,7 +102,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final DriverCapabilities capabilities;
 
-    private ContainerComputeDriver(
+    private ContainerDriver(
             ContainerBackend backend, DriverCapabilities capabilities, Duration lockTimeout, DriverContext context) {
         this.backend = backend;
         this.capabilities = capabilities;
@@ -117,7 +117,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
      * @param dialect what the engine does differently from the Docker Engine
      * @throws DriverException UNAVAILABLE naming the host when the engine does not answer
      */
-    public static ContainerComputeDriver connect(
+    public static ContainerDriver connect(
             EngineDialect dialect, ContainerDriverSettings settings, DriverContext context) {
         requireNonNull(dialect, "dialect is null");
         requireNonNull(settings, "settings is null");
@@ -138,7 +138,7 @@ public final class ContainerComputeDriver implements ComputeDriver {
             }
             Duration lockTimeout =
                     settings.stopGracePeriod().plus(settings.requestTimeout().multipliedBy(3));
-            return new ContainerComputeDriver(backend, capabilities, lockTimeout, context);
+            return new ContainerDriver(backend, capabilities, lockTimeout, context);
         } catch (RuntimeException e) {
             backend.close();
             throw e;

@@ -18,10 +18,10 @@ import java.util.TreeSet;
  *
  * @param properties the settings
  */
-public record DriverConfig(Map<String, String> properties) {
-    public static final DriverConfig EMPTY = new DriverConfig(Map.of());
+public record DriverSettings(Map<String, String> properties) {
+    public static final DriverSettings EMPTY = new DriverSettings(Map.of());
 
-    public DriverConfig {
+    public DriverSettings {
         properties = Map.copyOf(requireNonNull(properties, "properties is null"));
     }
 
@@ -37,7 +37,7 @@ public record DriverConfig(Map<String, String> properties) {
         return get(key).orElseThrow(() -> DriverException.invalidArgument(key, "is required"));
     }
 
-    public long getLong(String key, long defaultValue) {
+    public long asLong(String key, long defaultValue) {
         Optional<String> value = get(key);
         if (value.isEmpty()) {
             return defaultValue;
@@ -49,7 +49,7 @@ public record DriverConfig(Map<String, String> properties) {
         }
     }
 
-    public boolean getBoolean(String key, boolean defaultValue) {
+    public boolean asBoolean(String key, boolean defaultValue) {
         Optional<String> value = get(key);
         if (value.isEmpty()) {
             return defaultValue;
@@ -62,7 +62,7 @@ public record DriverConfig(Map<String, String> properties) {
     }
 
     /** A duration in ISO-8601 ({@code PT10S}) or as a number with a unit suffix: {@code 500ms}, {@code 10s}, {@code 2m}. */
-    public Duration getDuration(String key, Duration defaultValue) {
+    public Duration asDuration(String key, Duration defaultValue) {
         Optional<String> value = get(key);
         if (value.isEmpty()) {
             return defaultValue;
@@ -125,9 +125,9 @@ public record DriverConfig(Map<String, String> properties) {
     }
 
     /** A copy with one more property; for tests and defaults. */
-    public DriverConfig with(String key, String value) {
+    public DriverSettings with(String key, String value) {
         var copy = new java.util.HashMap<>(properties);
         copy.put(key, value);
-        return new DriverConfig(copy);
+        return new DriverSettings(copy);
     }
 }

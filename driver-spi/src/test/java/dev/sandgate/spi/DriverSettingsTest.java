@@ -11,7 +11,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class DriverConfigTest {
+class DriverSettingsTest {
     private static DriverException refusal(Runnable call) {
         DriverException refused = catchThrowableOfType(DriverException.class, call::run);
         assertThat(refused).as("a DriverException").isNotNull();
@@ -21,7 +21,7 @@ class DriverConfigTest {
 
     @Test
     void aBlankValueCountsAsAbsent() {
-        var config = new DriverConfig(Map.of("x.blank", "  "));
+        var config = new DriverSettings(Map.of("x.blank", "  "));
 
         assertThat(config.get("x.blank")).isEmpty();
         assertThat(config.get("x.blank", "fallback")).isEqualTo("fallback");
@@ -30,18 +30,18 @@ class DriverConfigTest {
 
     @Test
     void withReturnsACopyWithOneMoreProperty() {
-        DriverConfig config = DriverConfig.EMPTY.with("x.a", "1");
+        DriverSettings config = DriverSettings.EMPTY.with("x.a", "1");
 
         assertThat(config.with("x.b", "2").properties()).containsOnly(Map.entry("x.a", "1"), Map.entry("x.b", "2"));
         assertThat(config.properties()).containsOnly(Map.entry("x.a", "1"));
-        assertThat(DriverConfig.EMPTY.properties()).isEmpty();
+        assertThat(DriverSettings.EMPTY.properties()).isEmpty();
     }
 
     @Test
     void wholeNumbersAreParsedAndErrorsNameTheKey() {
-        assertThat(DriverConfig.EMPTY.with("x.n", " 42 ").getLong("x.n", 0)).isEqualTo(42);
-        assertThat(DriverConfig.EMPTY.getLong("x.n", 7)).isEqualTo(7);
-        assertThat(refusal(() -> DriverConfig.EMPTY.with("x.n", "4x").getLong("x.n", 0))
+        assertThat(DriverSettings.EMPTY.with("x.n", " 42 ").asLong("x.n", 0)).isEqualTo(42);
+        assertThat(DriverSettings.EMPTY.asLong("x.n", 7)).isEqualTo(7);
+        assertThat(refusal(() -> DriverSettings.EMPTY.with("x.n", "4x").asLong("x.n", 0))
                         .getMessage())
                 .startsWith("x.n: ");
     }
@@ -49,13 +49,13 @@ class DriverConfigTest {
     @ParameterizedTest
     @CsvSource({"true,true", "YES,true", "1,true", "false,false", "no,false", "0,false"})
     void booleansAreParsed(String value, boolean expected) {
-        assertThat(DriverConfig.EMPTY.with("x.b", value).getBoolean("x.b", !expected))
+        assertThat(DriverSettings.EMPTY.with("x.b", value).asBoolean("x.b", !expected))
                 .isEqualTo(expected);
     }
 
     @Test
     void aBooleanThatIsNeitherIsRefusedNamingTheKey() {
-        assertThat(refusal(() -> DriverConfig.EMPTY.with("x.b", "maybe").getBoolean("x.b", false))
+        assertThat(refusal(() -> DriverSettings.EMPTY.with("x.b", "maybe").asBoolean("x.b", false))
                         .getMessage())
                 .startsWith("x.b: ");
     }
@@ -63,21 +63,21 @@ class DriverConfigTest {
     @ParameterizedTest
     @CsvSource({"500ms,PT0.5S", "10s,PT10S", "2m,PT2M", "1h,PT1H", "PT10S,PT10S", "pt1m,PT1M"})
     void durationsAreParsed(String value, String expected) {
-        assertThat(DriverConfig.EMPTY.with("x.d", value).getDuration("x.d", Duration.ZERO))
+        assertThat(DriverSettings.EMPTY.with("x.d", value).asDuration("x.d", Duration.ZERO))
                 .isEqualTo(Duration.parse(expected));
     }
 
     @ParameterizedTest
     @ValueSource(strings = {"10", "s", "ms", "10S", "ten seconds", "P"})
     void aDurationWithoutAKnownUnitIsRefusedNamingTheKey(String value) {
-        assertThat(refusal(() -> DriverConfig.EMPTY.with("x.d", value).getDuration("x.d", Duration.ZERO))
+        assertThat(refusal(() -> DriverSettings.EMPTY.with("x.d", value).asDuration("x.d", Duration.ZERO))
                         .getMessage())
                 .startsWith("x.d: ");
     }
 
     @Test
     void aKeyUnderTheDriversPrefixThatIsNotOneOfItsSettingsIsRefusedNamingItAndTheSettings() {
-        var config = new DriverConfig(Map.of("x.host", "h", "x.stop-grace-perod", "5s", "other.key", "v"));
+        var config = new DriverSettings(Map.of("x.host", "h", "x.stop-grace-perod", "5s", "other.key", "v"));
 
         String message = refusal(() -> config.rejectUnknown("x.", Set.of("x.host", "x.stop-grace-period"), Set.of()))
                 .getMessage();
@@ -89,7 +89,7 @@ class DriverConfigTest {
 
     @Test
     void knownKeysKeysUnderAnOpenPrefixAndOtherDriversKeysAreAccepted() {
-        var config = new DriverConfig(Map.of("x.host", "h", "x.image.small.kernel", "/k", "y.anything", "v"));
+        var config = new DriverSettings(Map.of("x.host", "h", "x.image.small.kernel", "/k", "y.anything", "v"));
 
         config.rejectUnknown("x.", Set.of("x.host"), Set.of("x.image."));
     }
