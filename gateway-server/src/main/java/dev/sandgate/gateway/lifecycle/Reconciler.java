@@ -53,7 +53,7 @@ final class Reconciler implements AutoCloseable {
     private final Store store;
     private final ComputeDriver driver;
     private final DriverCalls calls;
-    private final SandboxLocks locks;
+    private final Lifecycle.SandboxLocks locks;
     private final Transitions transitions;
     private final RequestLedger ledger;
     private final WatchHub hub;
@@ -70,7 +70,7 @@ final class Reconciler implements AutoCloseable {
             Store store,
             ComputeDriver driver,
             DriverCalls calls,
-            SandboxLocks locks,
+            Lifecycle.SandboxLocks locks,
             Transitions transitions,
             RequestLedger ledger,
             WatchHub hub,
@@ -116,7 +116,7 @@ final class Reconciler implements AutoCloseable {
                     row.generation(),
                     transition.operationId());
             observer.get().recovery();
-            try (SandboxLocks.Held held = locks.acquire(row.id(), settings.defaultWait())) {
+            try (Lifecycle.SandboxLocks.Held held = locks.acquire(row.id(), settings.defaultWait())) {
                 // Finishing a delete removes the sandbox: that is its completion, not a failure to look it up after.
                 store.sandbox(row.id())
                         .filter(r -> r.pending().isPresent())
@@ -139,7 +139,7 @@ final class Reconciler implements AutoCloseable {
         long delayMillis = Math.min(settings.maxRetryBackoff().toMillis(), 500L << Math.min(attempt, 16));
         var unused = scheduler.schedule(
                 () -> {
-                    try (SandboxLocks.Held held = locks.acquire(sandboxId, settings.defaultWait())) {
+                    try (Lifecycle.SandboxLocks.Held held = locks.acquire(sandboxId, settings.defaultWait())) {
                         transitions.completePending(sandboxId, Commands.Target.byId(sandboxId), background());
                         retryAttempts.remove(sandboxId);
                     } catch (GatewayException e) {

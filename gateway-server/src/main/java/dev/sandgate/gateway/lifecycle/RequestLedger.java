@@ -44,13 +44,13 @@ final class RequestLedger {
 
     private final Store store;
     private final Targets targets;
-    private final SandboxLocks locks;
+    private final Lifecycle.SandboxLocks locks;
     private final Transitions transitions;
     private final Clock clock;
     private final ConcurrentHashMap<String, InFlight> inFlight = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    RequestLedger(Store store, Targets targets, SandboxLocks locks, Transitions transitions, Clock clock) {
+    RequestLedger(Store store, Targets targets, Lifecycle.SandboxLocks locks, Transitions transitions, Clock clock) {
         this.store = requireNonNull(store, "store is null");
         this.targets = requireNonNull(targets, "targets is null");
         this.locks = requireNonNull(locks, "locks is null");
@@ -354,7 +354,7 @@ final class RequestLedger {
         if (record.result().isEmpty()) {
             // Its transition is pending (a timed-out driver call, or recovery has not reached it): finish it now.
             String sandboxId = record.sandboxId().orElseThrow();
-            try (SandboxLocks.Held held = locks.acquire(sandboxId, admission.remaining())) {
+            try (Lifecycle.SandboxLocks.Held held = locks.acquire(sandboxId, admission.remaining())) {
                 transitions.completePending(sandboxId, Commands.Target.byId(sandboxId), admission.deadline());
             } catch (GatewayException e) {
                 if (e.reason() != ErrorReason.SANDBOX_NOT_FOUND) {
