@@ -454,7 +454,10 @@ public final class StoredBenchmark {
         return gatewayId;
     }
 
-    /** Copies the template's runtime resource folder to every generated sandbox, with its id and name stamped. */
+    /**
+     * Copies the template's runtime resource folder to every generated sandbox, with its id and name stamped, and
+     * writes the backend's name index entry of each (the layout of the reference driver's DirectoryBackend).
+     */
     private static void copyResources(Path sandboxes, String templateId, int count) throws IOException {
         Path template = sandboxes.resolve(templateId);
         String record = Files.readString(template.resolve("resource.properties"), StandardCharsets.UTF_8);
@@ -464,9 +467,14 @@ public final class StoredBenchmark {
             throw new IllegalStateException("unexpected record format in " + template);
         }
         String templateBackendId = backend.group(1);
+        Path names = sandboxes.resolveSibling("names").resolve(WORKSPACE);
+        Files.deleteIfExists(names.resolve(sandboxName(0)).resolve(templateId));
         for (int number = 0; number < count; number++) {
             String id = sandboxId(number);
             Path folder = sandboxes.resolve(id);
+            Path nameEntry = names.resolve(sandboxName(number)).resolve(id);
+            Files.createDirectories(nameEntry.getParent());
+            Files.write(nameEntry, new byte[0]);
             Files.createDirectories(folder.resolve("workspace"));
             Files.write(folder.resolve("spec.properties"), spec);
             Files.writeString(

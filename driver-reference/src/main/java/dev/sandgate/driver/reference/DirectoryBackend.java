@@ -3,6 +3,7 @@ package dev.sandgate.driver.reference;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.driver.toolkit.SlotLocks;
+import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxRef;
 import java.io.IOException;
@@ -14,6 +15,7 @@ import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -56,13 +58,18 @@ import java.util.stream.Stream;
  * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/resource.properties  backend id, state, labels (stamps), launch settings
  * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/spec.properties      the stored spec, owner-only (environment values are secrets)
  * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/workspace/           the persistent workspace
+ * &lt;gatewayId&gt;/names/&lt;workspace&gt;/&lt;name&gt;/&lt;key&gt;    an empty file per resource stamped with that workspace and name
  * &lt;gatewayId&gt;/tmp/                              resources being inserted
  * &lt;gatewayId&gt;/trash/                            resources being removed
  * </pre>
  *
  * <p>Every change is atomic for readers: a resource is built in {@code tmp/} and renamed into {@code sandboxes/}, its
  * record is replaced by writing a temporary file and renaming it over the old one, and it is removed by renaming it
- * into {@code trash/} before its files are deleted. Readers take no lock. Writers ({@link #insert}, {@link #replace},
+ * into {@code trash/} before its files are deleted. The {@code names/} index is to this backend what unique container
+ * names are to an engine: it finds the resources stamped with a workspace and name without reading every record. An
+ * entry is written before its resource moves into place and removed after its resource left, so it may name a resource
+ * that is gone (a crash in between), never miss one that exists; {@link #named} reads the records it names. Readers
+ * take no lock. Writers ({@link #insert}, {@link #replace},
  * {@link #remove}) must hold the key's lock ({@link #locked}), which excludes other threads and other processes.
  *
  * <p>Methods throw {@link UncheckedIOException} when the file system fails.
@@ -75,6 +82,10 @@ public final class DirectoryBackend {
     private static final String TMP = "tmp";
     private static final String TRASH = "trash";
     private static final String LOCK_FILE = "lock";
+    private static final String NAME_INDEX = "names";
+    /** In {@code names/}: the index holds every resource (written once it was built from the records). */
+    static final String NAME_INDEX_COMPLETE = ".complete";
+
     private static final String BACKEND_ID = "backend-id";
     private static final String STATE = "state";
     private static final String LABEL_PREFIX = "label.";
@@ -144,7 +155,11 @@ public final class DirectoryBackend {
 
     /** The resource stored under {@code key}, if any. */
     public Optional<StoredResource> read(String gatewayId, String key) {
-        Path file = resourceFolder(gatewayId, key).resolve(RESOURCE_FILE);
+        return readRecord(resourceFolder(gatewayId, key), gatewayId, key);
+    }
+
+    private static Optional<StoredResource> readRecord(Path folder, String gatewayId, String key) {
+        Path file = folder.resolve(RESOURCE_FILE);
         Map<String, String> properties;
         try {
             properties = PropertiesText.parse(readText(file));
@@ -247,6 +262,71 @@ public final class DirectoryBackend {
     }
 
     /**
+     * The resources of {@code gatewayId} stamped with {@code workspace} and {@code name} ({@link
+     * dev.sandgate.spi.Labels#WORKSPACE}, {@link dev.sandgate.spi.Labels#NAME}): reads only the records the name index
+     * lists. A gateway folder written before the index existed is indexed first, once.
+     */
+    public List<StoredResource> named(String gatewayId, String workspace, String name) {
+        Path index = gatewayFolder(gatewayId).resolve(NAME_INDEX);
+        if (!Files.exists(index.resolve(NAME_INDEX_COMPLETE))) {
+            buildNameIndex(gatewayId, index);
+        }
+        if (!isSegment(workspace) || !isSegment(name)) {
+            return List.of();
+        }
+        var resources = new ArrayList<StoredResource>();
+        for (String key : childNames(index.resolve(workspace).resolve(name))) {
+            if (isSegment(key)) {
+                read(gatewayId, key)
+                        .filter(r -> workspace.equals(r.label(Labels.WORKSPACE)) && name.equals(r.label(Labels.NAME)))
+                        .ifPresent(resources::add);
+            }
+        }
+        return resources;
+    }
+
+    private void buildNameIndex(String gatewayId, Path index) {
+        for (StoredResource resource : list(gatewayId)) {
+            indexName(index, resource);
+        }
+        try {
+            Files.createDirectories(index);
+            Files.write(index.resolve(NAME_INDEX_COMPLETE), new byte[0]);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + index, e);
+        }
+    }
+
+    /** The index entry of {@code resource}, if it carries a workspace and name that are folder names. */
+    private static Optional<Path> nameEntry(Path index, StoredResource resource) {
+        String workspace = resource.label(Labels.WORKSPACE);
+        String name = resource.label(Labels.NAME);
+        if (workspace == null || name == null || !isSegment(workspace) || !isSegment(name)) {
+            return Optional.empty();
+        }
+        return Optional.of(index.resolve(workspace).resolve(name).resolve(resource.key()));
+    }
+
+    private static void indexName(Path index, StoredResource resource) {
+        Optional<Path> entry = nameEntry(index, resource);
+        if (entry.isEmpty()) {
+            return;
+        }
+        try {
+            try {
+                Files.createFile(entry.get());
+            } catch (NoSuchFileException e) {
+                Files.createDirectories(entry.get().getParent());
+                Files.createFile(entry.get());
+            }
+        } catch (FileAlreadyExistsException e) {
+            // indexed already
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + entry.get(), e);
+        }
+    }
+
+    /**
      * Inserts a new resource with its stored spec and an empty workspace, atomically. Requires the key's lock.
      *
      * @return the version of the record written, as {@link #version} will find it until the record changes again
@@ -272,6 +352,7 @@ public final class DirectoryBackend {
             Path record = staging.resolve(RESOURCE_FILE);
             writeNew(record, PropertiesText.of(toProperties(resource)), false);
             Version version = writtenVersion(record); // a rename keeps the file's identity, time and size
+            indexName(gatewayFolder(resource.gatewayId()).resolve(NAME_INDEX), resource);
             try {
                 Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
             } catch (NoSuchFileException e) {
@@ -344,6 +425,16 @@ public final class DirectoryBackend {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot remove " + folder, e);
         }
+        Path index = gatewayFolder(gatewayId).resolve(NAME_INDEX);
+        readRecord(trash, gatewayId, key)
+                .flatMap(resource -> nameEntry(index, resource))
+                .ifPresent(entry -> {
+                    try {
+                        Files.deleteIfExists(entry);
+                    } catch (IOException e) {
+                        throw new UncheckedIOException("cannot remove " + entry, e);
+                    }
+                });
         deleteResource(trash);
         return true;
     }

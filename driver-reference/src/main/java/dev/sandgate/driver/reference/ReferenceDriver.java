@@ -332,14 +332,12 @@ final class ReferenceDriver implements ComputeDriver {
     }
 
     /**
-     * The id of another sandbox of this gateway stamped with {@code ref}'s workspace and name, if any. Resources are
-     * stored by id, so a name is found by reading the stamps of every record.
+     * The id of another sandbox of this gateway stamped with {@code ref}'s workspace and name, if any: the backend's
+     * name index lists the records to read.
      */
     private Optional<String> nameHolder(SandboxRef ref) {
-        return backend.list(gatewayId).stream()
-                .filter(resource -> ref.workspace().equals(resource.label(Labels.WORKSPACE))
-                        && ref.name().equals(resource.label(Labels.NAME))
-                        && !ref.id().equals(resource.label(Labels.SANDBOX_ID)))
+        return backend.named(gatewayId, ref.workspace(), ref.name()).stream()
+                .filter(resource -> !ref.id().equals(resource.label(Labels.SANDBOX_ID)))
                 .map(resource -> String.valueOf(resource.label(Labels.SANDBOX_ID)))
                 .findFirst();
     }

@@ -3,6 +3,7 @@ package dev.sandgate.driver.reference;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sandgate.spi.Labels;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,6 +36,83 @@ class DirectoryBackendTest {
             backend.insert(resource, spec);
             return null;
         });
+    }
+
+    private StoredResource named(String key, String workspace, String name) {
+        return new StoredResource(
+                GATEWAY,
+                key,
+                "backend-" + key,
+                StoredResource.State.RUNNING,
+                Map.of(Labels.WORKSPACE, workspace, Labels.NAME, name));
+    }
+
+    @Test
+    void resourcesAreFoundByWorkspaceAndNameUntilRemoved() {
+        var backend = new DirectoryBackend(root);
+        insert(backend, named("one", "ws", "a"), Map.of());
+        insert(backend, named("two", "ws", "a"), Map.of());
+        insert(backend, named("three", "ws", "b"), Map.of());
+
+        assertThat(backend.named(GATEWAY, "ws", "a"))
+                .containsExactlyInAnyOrder(named("one", "ws", "a"), named("two", "ws", "a"));
+        assertThat(backend.named(GATEWAY, "other", "a")).isEmpty();
+
+        backend.locked(GATEWAY, "one", () -> backend.remove(GATEWAY, "one"));
+        assertThat(backend.named(GATEWAY, "ws", "a")).containsExactly(named("two", "ws", "a"));
+        assertThat(root.resolve(GATEWAY)
+                        .resolve("names")
+                        .resolve("ws")
+                        .resolve("a")
+                        .resolve("one"))
+                .doesNotExist();
+    }
+
+    @Test
+    void aFolderWrittenWithoutTheNameIndexIsIndexedOnFirstLookUp() throws IOException {
+        var backend = new DirectoryBackend(root);
+        insert(backend, named("one", "ws", "a"), Map.of());
+        insert(backend, named("two", "ws", "b"), Map.of());
+        // As a folder written before the index existed: no entries, no completion mark.
+        deleteTree(root.resolve(GATEWAY).resolve("names"));
+
+        assertThat(backend.named(GATEWAY, "ws", "b")).containsExactly(named("two", "ws", "b"));
+        assertThat(root.resolve(GATEWAY).resolve("names").resolve(DirectoryBackend.NAME_INDEX_COMPLETE))
+                .exists();
+        assertThat(root.resolve(GATEWAY)
+                        .resolve("names")
+                        .resolve("ws")
+                        .resolve("a")
+                        .resolve("one"))
+                .exists();
+    }
+
+    @Test
+    void anIndexEntryWhoseResourceIsGoneOrRenamedIsIgnored() throws IOException {
+        var backend = new DirectoryBackend(root);
+        insert(backend, named("one", "ws", "a"), Map.of());
+        assertThat(backend.named(GATEWAY, "ws", "a")).hasSize(1);
+        // A crash between writing an entry and moving its resource into place leaves an entry without a resource.
+        Files.createFile(root.resolve(GATEWAY)
+                .resolve("names")
+                .resolve("ws")
+                .resolve("a")
+                .resolve("ghost"));
+        // An entry whose resource is stamped with another name (written behind the index's back).
+        Path stale = root.resolve(GATEWAY).resolve("names").resolve("ws").resolve("z");
+        Files.createDirectories(stale);
+        Files.createFile(stale.resolve("one"));
+
+        assertThat(backend.named(GATEWAY, "ws", "a")).containsExactly(named("one", "ws", "a"));
+        assertThat(backend.named(GATEWAY, "ws", "z")).isEmpty();
+    }
+
+    private static void deleteTree(Path folder) throws IOException {
+        try (var paths = Files.walk(folder)) {
+            for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        }
     }
 
     @Test
