@@ -103,7 +103,7 @@ public final class Lifecycle implements AutoCloseable {
                 id -> reconciler().retryLater(id));
         this.ledger = new RequestLedger(store, targets, locks, transitions, clock);
         this.reconciler =
-                new Reconciler(store, driver, calls, locks, transitions, ledger, hub, clock, settings, this::observer);
+                new Reconciler(store, driver, locks, transitions, ledger, hub, clock, settings, this::observer);
     }
 
     private Reconciler reconciler() {

@@ -23,15 +23,13 @@ import dev.sandgate.spi.WatchSubscription;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -41,18 +39,20 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Keeps the store in step with the driver, in the background: completes transitions left pending (at start-up, and
- * by retries after a driver was unavailable), reconciles the store against the driver's list, applies the driver's
- * events fenced by sandbox id, generation and pending transitions, and prunes aged request records.
+ * by retries after a driver was unavailable), applies the driver's events fenced by sandbox id, generation and pending
+ * transitions (the snapshot that starts every subscription reconciles the store: a sandbox the snapshot lacks is
+ * marked missing, a resource the store lacks is reported unmanaged), and prunes aged request records.
  */
 final class Reconciler implements AutoCloseable {
     /** Under the lifecycle's name: operators filter on it (docs/api.md, "Logging"). */
     private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
 
     private static final int RECONCILE_PAGE = 500;
+    /** At most this many unmanaged resources are kept and logged per snapshot. */
+    private static final int MAX_UNMANAGED_REPORTED = 1_000;
 
     private final Store store;
     private final ComputeDriver driver;
-    private final DriverCalls calls;
     private final Lifecycle.SandboxLocks locks;
     private final Transitions transitions;
     private final RequestLedger ledger;
@@ -62,14 +62,13 @@ final class Reconciler implements AutoCloseable {
     private final Supplier<GatewayObserver> observer;
     private final ScheduledExecutorService scheduler;
     private final ConcurrentHashMap<String, Integer> retryAttempts = new ConcurrentHashMap<>();
-    private final CopyOnWriteArrayList<SandboxObservation> unmanaged = new CopyOnWriteArrayList<>();
+    private volatile List<SandboxObservation> unmanaged = List.of();
     private volatile WatchSubscription driverWatch;
     private volatile boolean closed;
 
     Reconciler(
             Store store,
             ComputeDriver driver,
-            DriverCalls calls,
             Lifecycle.SandboxLocks locks,
             Transitions transitions,
             RequestLedger ledger,
@@ -79,7 +78,6 @@ final class Reconciler implements AutoCloseable {
             Supplier<GatewayObserver> observer) {
         this.store = requireNonNull(store, "store is null");
         this.driver = requireNonNull(driver, "driver is null");
-        this.calls = requireNonNull(calls, "calls is null");
         this.locks = requireNonNull(locks, "locks is null");
         this.transitions = requireNonNull(transitions, "transitions is null");
         this.ledger = requireNonNull(ledger, "ledger is null");
@@ -93,9 +91,12 @@ final class Reconciler implements AutoCloseable {
                 this::pruneRequestsQuietly, pruneEvery.toMillis(), pruneEvery.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Runtime resources stamped with this gateway's id for which the store has no record (found at start-up). */
+    /**
+     * Runtime resources stamped with this gateway's id for which the store has no record, as the last complete
+     * snapshot of the driver's watch found them (empty until the first snapshot is complete).
+     */
     List<SandboxObservation> unmanagedResources() {
-        return List.copyOf(unmanaged);
+        return unmanaged;
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ final class Reconciler implements AutoCloseable {
 
     /**
      * Completes every transition left pending (by a crash or a timed-out driver call) with its committed input, then
-     * reconciles the store against the driver's list and subscribes to the driver's events.
+     * subscribes to the driver's events, whose snapshot reconciles the store in the background.
      */
     void recover() {
         List<SandboxRecord> pending = store.read(StoreTransaction::pendingSandboxes);
@@ -125,7 +126,8 @@ final class Reconciler implements AutoCloseable {
                 log.warn("recovery of sandbox {} did not complete: {}", row.id(), e.getMessage());
             }
         }
-        reconcile();
+        // The driver's watch starts with a snapshot of every resource, then SYNCED: that is the reconciliation. It
+        // runs on the driver's event thread, so start-up does not wait for the driver to read every resource.
         watchDriver();
     }
 
@@ -165,51 +167,6 @@ final class Reconciler implements AutoCloseable {
     // ---------------------------------------------------------------------------------------------------------------
     // Reconciliation and driver events
 
-    private void reconcile() {
-        List<SandboxObservation> observed;
-        try {
-            observed = calls.call(driver::list);
-        } catch (DriverException e) {
-            log.warn("cannot list the driver's runtime resources; reconciliation skipped: {}", e.getMessage());
-            return;
-        }
-        Map<String, SandboxObservation> byId = new HashMap<>();
-        for (SandboxObservation o : observed) {
-            byId.put(o.ref().id(), o);
-        }
-        Optional<SandboxKey> after = Optional.empty();
-        while (true) {
-            Optional<SandboxKey> from = after;
-            List<RuntimeState> page = store.read(tx -> tx.runtimeStates(from, RECONCILE_PAGE));
-            for (RuntimeState row : page) {
-                SandboxObservation o = byId.remove(row.id());
-                if (o != null) {
-                    if (!unchangedBy(Optional.of(row), o)) {
-                        applyObservation(o);
-                    }
-                } else if (!row.pending() && row.runtimeGeneration() > 0) {
-                    markMissing(row.id(), row.generation(), "not found among the driver's resources at start-up");
-                }
-            }
-            if (page.size() < RECONCILE_PAGE) {
-                break;
-            }
-            RuntimeState last = page.getLast();
-            after = Optional.of(new SandboxKey(last.workspace(), last.name()));
-        }
-        unmanaged.clear();
-        for (SandboxObservation o : byId.values()) {
-            unmanaged.add(o);
-            log.warn(
-                    "unmanaged runtime resource: it carries sandbox id {} ({}/{}) generation {} and this gateway's id,"
-                            + " but the gateway has no record of it; it is not adopted",
-                    o.ref().id(),
-                    o.ref().workspace(),
-                    o.ref().name(),
-                    o.generation());
-        }
-    }
-
     private void watchDriver() {
         if (closed) {
             return;
@@ -225,6 +182,7 @@ final class Reconciler implements AutoCloseable {
     /** Applies the driver's events to the store, fenced by id, generation and pending transitions. */
     private final class DriverEvents implements SandboxWatcher {
         private final Set<String> seen = new HashSet<>();
+        private final List<SandboxObservation> strangers = new ArrayList<>();
         private Instant windowStart;
 
         @Override
@@ -236,7 +194,9 @@ final class Reconciler implements AutoCloseable {
                             windowStart = now();
                         }
                         seen.add(s.observation().ref().id());
-                        applyObservation(s.observation());
+                        if (!applyObservation(s.observation()) && strangers.size() < MAX_UNMANAGED_REPORTED) {
+                            strangers.add(s.observation());
+                        }
                     }
                     case SandboxEvent.Deleted d ->
                         markMissing(d.ref().id(), d.generation(), "the driver reported it deleted");
@@ -244,7 +204,9 @@ final class Reconciler implements AutoCloseable {
                     case SandboxEvent.Synced y -> {
                         Instant start = windowStart == null ? now() : windowStart;
                         markUnseenMissing(Set.copyOf(seen), start);
+                        reportUnmanaged(List.copyOf(strangers));
                         seen.clear();
+                        strangers.clear();
                         windowStart = null;
                     }
                 }
@@ -258,6 +220,23 @@ final class Reconciler implements AutoCloseable {
             log.warn("the driver's event subscription ended: {}; subscribing again in 5s", error.getMessage());
             var unused = scheduler.schedule(Reconciler.this::watchDriver, 5, TimeUnit.SECONDS);
         }
+    }
+
+    private void reportUnmanaged(List<SandboxObservation> found) {
+        Set<String> known = new HashSet<>();
+        unmanaged.forEach(o -> known.add(o.ref().id()));
+        for (SandboxObservation o : found) {
+            if (!known.contains(o.ref().id())) {
+                log.warn(
+                        "unmanaged runtime resource: it carries sandbox id {} ({}/{}) generation {} and this gateway's"
+                                + " id, but the gateway has no record of it; it is not adopted",
+                        o.ref().id(),
+                        o.ref().workspace(),
+                        o.ref().name(),
+                        o.generation());
+            }
+        }
+        unmanaged = found;
     }
 
     private void markUnseenMissing(Set<String> seen, Instant windowStart) {
@@ -308,15 +287,19 @@ final class Reconciler implements AutoCloseable {
     }
 
     /**
-     * An observation from the driver. Unknown ids create nothing; an observation of another generation than the
+     * An observation from the driver; false if the store has no sandbox with its id. Unknown ids create nothing; an observation of another generation than the
      * current one changes nothing (it is still streamed, with its own execution's token); nothing changes while a
      * transition is pending.
      */
-    private void applyObservation(SandboxObservation o) {
+    private boolean applyObservation(SandboxObservation o) {
         // Nearly every observation repeats what is stored (every resource at start-up and in the driver's first
         // scan): tell that from the runtime state alone, without reading and decoding the whole record.
-        if (unchangedBy(store.runtimeState(o.ref().id()), o)) {
-            return;
+        Optional<RuntimeState> state = store.runtimeState(o.ref().id());
+        if (state.isEmpty()) {
+            return false;
+        }
+        if (unchangedBy(state, o)) {
+            return true;
         }
         Instant now = now();
         Observation observation = new Observation(o.generation(), o.state().name(), o.detail(), now, "");
@@ -324,7 +307,7 @@ final class Reconciler implements AutoCloseable {
         // so that they do not queue behind the store's single writer.
         SandboxChange decided = decideObservation(store.sandbox(o.ref().id()), o, observation, now);
         if (decided == null) {
-            return;
+            return true;
         }
         SandboxChange change = decided.stateChanged()
                 ? store.write(tx -> {
@@ -339,6 +322,7 @@ final class Reconciler implements AutoCloseable {
         if (change != null) {
             hub.publish(change);
         }
+        return true;
     }
 
     /**

@@ -3,6 +3,7 @@ package dev.sandgate.gateway.lifecycle;
 import static dev.sandgate.gateway.testing.GrpcErrors.failure;
 import static dev.sandgate.gateway.testing.TestGateway.byId;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.sandgate.api.v1.DeleteOutcome;
 import dev.sandgate.api.v1.DeleteSandboxRequest;
@@ -21,6 +22,7 @@ import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import io.grpc.Status;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -83,10 +85,13 @@ class RecoveryTest {
 
         gateway.restart();
 
-        Sandbox now = get(sandbox.getId());
-        assertThat(now.getPhase()).isEqualTo(Phase.ERROR);
-        assertThat(now.getConditionsList())
-                .anySatisfy(c -> assertThat(c.getType()).isEqualTo("RUNTIME_MISSING"));
+        // The driver's first snapshot reconciles the store after start-up, in the background.
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            Sandbox now = get(sandbox.getId());
+            assertThat(now.getPhase()).isEqualTo(Phase.ERROR);
+            assertThat(now.getConditionsList())
+                    .anySatisfy(c -> assertThat(c.getType()).isEqualTo("RUNTIME_MISSING"));
+        });
     }
 
     @Test
@@ -98,9 +103,10 @@ class RecoveryTest {
 
         gateway.restart();
 
-        assertThat(gateway.gateway().lifecycle().unmanagedResources())
-                .extracting(SandboxObservation::ref)
-                .containsExactly(stranger);
+        await().atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(gateway.gateway().lifecycle().unmanagedResources())
+                        .extracting(SandboxObservation::ref)
+                        .containsExactly(stranger));
         assertThat(gateway.stub()
                         .listSandboxes(ListSandboxesRequest.getDefaultInstance())
                         .getSandboxesList())
