@@ -51,19 +51,8 @@ public final class GatewayBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        if (List.of(args).contains("--help")) {
-            System.out.print(BenchmarkSettings.USAGE);
-            return;
-        }
-        BenchmarkSettings settings;
-        try {
-            settings = BenchmarkSettings.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.print(BenchmarkSettings.USAGE);
-            System.exit(2);
-            return;
-        }
+        BenchmarkSettings settings =
+                BenchmarkOptions.settingsOrExit(args, BenchmarkSettings.USAGE, BenchmarkSettings::parse);
         Report report = run(settings);
         String markdown = report.markdown();
         System.out.print(markdown);
