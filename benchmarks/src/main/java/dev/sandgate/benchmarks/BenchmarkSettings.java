@@ -4,11 +4,10 @@ import static java.util.Objects.requireNonNull;
 
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What one run does.
@@ -116,62 +115,36 @@ record BenchmarkSettings(
         return Math.ceilDiv(callsPerPhase, clients);
     }
 
-    @SuppressWarnings("StringSplitter") // --clients tolerates a trailing comma, as String.split does
     static BenchmarkSettings parse(String... args) {
-        BenchmarkSettings settings = Arrays.asList(args).contains("--smoke") ? SMOKE : FULL;
-        List<Integer> clients = settings.clientCounts;
-        int calls = settings.callsPerPhase;
-        Duration limit = settings.phaseLimit;
-        int stored = settings.storedSandboxes;
-        int warmup = settings.warmupCalls;
-        String synchronous = settings.synchronous;
-        Duration watchInterval = settings.referenceWatchInterval;
-        double rate = settings.pacedRate;
-        Optional<Path> driverDirectory = settings.driverDirectory;
-        Optional<Path> output = Optional.empty();
-        Optional<Path> trace = Optional.empty();
-        for (int i = 0; i < args.length; i++) {
-            String option = args[i];
-            if (option.equals("--smoke")) {
-                continue;
-            }
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException("unknown option or missing value: " + option);
-            }
-            String value = args[++i];
-            switch (option) {
-                case "--clients" -> {
-                    List<Integer> levels = new ArrayList<>();
-                    for (String level : value.split(",")) {
-                        levels.add(Integer.parseInt(level.trim()));
-                    }
-                    clients = levels;
-                }
-                case "--calls" -> calls = Integer.parseInt(value);
-                case "--stored" -> stored = Integer.parseInt(value);
-                case "--warmup" -> warmup = Integer.parseInt(value);
-                case "--phase-limit" -> limit = Duration.ofSeconds(Long.parseLong(value.replaceFirst("s$", "")));
-                case "--synchronous" -> synchronous = value.toUpperCase(Locale.ROOT);
-                case "--watch-interval" ->
-                    watchInterval = Duration.ofMillis(Long.parseLong(value.replaceFirst("ms$", "")));
-                case "--rate" -> rate = Double.parseDouble(value);
-                case "--driver-dir" -> driverDirectory = Optional.of(Path.of(value));
-                case "--output" -> output = Optional.of(Path.of(value));
-                case "--trace" -> trace = Optional.of(Path.of(value));
-                default -> throw new IllegalArgumentException("unknown option: " + option);
-            }
-        }
+        BenchmarkOptions options = BenchmarkOptions.parse(
+                args,
+                Set.of(
+                        "--clients",
+                        "--calls",
+                        "--stored",
+                        "--warmup",
+                        "--phase-limit",
+                        "--synchronous",
+                        "--watch-interval",
+                        "--rate",
+                        "--driver-dir",
+                        "--output",
+                        "--trace"),
+                Set.of("--smoke"));
+        BenchmarkSettings base = options.has("--smoke") ? SMOKE : FULL;
         return new BenchmarkSettings(
-                clients,
-                calls,
-                limit,
-                stored,
-                warmup,
-                synchronous,
-                watchInterval,
-                rate,
-                driverDirectory,
-                output,
-                trace);
+                options.integers("--clients", base.clientCounts),
+                options.integer("--calls", base.callsPerPhase),
+                options.seconds("--phase-limit", base.phaseLimit),
+                options.integer("--stored", base.storedSandboxes),
+                options.integer("--warmup", base.warmupCalls),
+                options.string("--synchronous")
+                        .map(mode -> mode.toUpperCase(Locale.ROOT))
+                        .orElse(base.synchronous),
+                options.millis("--watch-interval", base.referenceWatchInterval),
+                options.number("--rate", base.pacedRate),
+                options.path("--driver-dir").or(() -> base.driverDirectory),
+                options.path("--output"),
+                options.path("--trace"));
     }
 }

@@ -42,7 +42,7 @@ final class ClosedLoop {
      */
     record Outcome(
             Latencies latencies,
-            int[] completed,
+            List<Integer> completed,
             long errors,
             String firstError,
             long elapsedNanos,
@@ -66,7 +66,14 @@ final class ClosedLoop {
      *
      * @param startUptimeMillis when the phase started, as the JVM's uptime (which {@code -Xlog:gc:...:uptime} prints)
      */
-    record Timeline(long startUptimeMillis, long[] dueNanos, long[] latencyNanos) {}
+    record Timeline(long startUptimeMillis, List<Scheduled> calls) {
+        Timeline {
+            calls = List.copyOf(calls);
+        }
+
+        /** One call: when it was due after the phase's start, and its latency. */
+        record Scheduled(long dueNanos, long latencyNanos) {}
+    }
 
     /** The CPU time this process has used so far, in nanoseconds; -1 if the JVM cannot tell. */
     static long processCpuNanos() {
@@ -163,9 +170,23 @@ final class ClosedLoop {
             }
             at += ok;
         }
-        Optional<Timeline> timeline =
-                rate > 0 ? Optional.of(new Timeline(startUptime, allDue, all.clone())) : Optional.empty();
-        return new Outcome(new Latencies(all), completed, failed, firstError.get(), elapsed, cpu, others, timeline);
+        Optional<Timeline> timeline = Optional.empty();
+        if (rate > 0) {
+            List<Timeline.Scheduled> calls = new ArrayList<>(successes);
+            for (int i = 0; i < successes; i++) {
+                calls.add(new Timeline.Scheduled(allDue[i], all[i]));
+            }
+            timeline = Optional.of(new Timeline(startUptime, calls));
+        }
+        return new Outcome(
+                new Latencies(all),
+                java.util.Arrays.stream(completed).boxed().toList(),
+                failed,
+                firstError.get(),
+                elapsed,
+                cpu,
+                others,
+                timeline);
     }
 
     private static void awaitQuietly(CountDownLatch latch) {

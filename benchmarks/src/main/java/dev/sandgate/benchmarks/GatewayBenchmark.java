@@ -51,19 +51,8 @@ public final class GatewayBenchmark {
     }
 
     public static void main(String[] args) throws Exception {
-        if (List.of(args).contains("--help")) {
-            System.out.print(BenchmarkSettings.USAGE);
-            return;
-        }
-        BenchmarkSettings settings;
-        try {
-            settings = BenchmarkSettings.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.print(BenchmarkSettings.USAGE);
-            System.exit(2);
-            return;
-        }
+        BenchmarkSettings settings =
+                BenchmarkOptions.settingsOrExit(args, BenchmarkSettings.USAGE, BenchmarkSettings::parse);
         Report report = run(settings);
         String markdown = report.markdown();
         System.out.print(markdown);
@@ -354,7 +343,7 @@ public final class GatewayBenchmark {
         }
         return new ClosedLoop.Outcome(
                 new Latencies(all),
-                new int[0],
+                List.of(),
                 errors,
                 firstError,
                 elapsed,
@@ -370,17 +359,12 @@ public final class GatewayBenchmark {
      */
     private static void writeTrace(Path folder, String operation, ClosedLoop.Outcome outcome) {
         ClosedLoop.Timeline timeline = outcome.timeline().orElseThrow();
-        Integer[] order = new Integer[timeline.dueNanos().length];
-        for (int i = 0; i < order.length; i++) {
-            order[i] = i;
-        }
-        java.util.Arrays.sort(order, java.util.Comparator.comparingLong(i -> timeline.dueNanos()[i]));
         var text = new StringBuilder("# paced phase of " + operation + ", started at JVM uptime "
                 + timeline.startUptimeMillis() + " ms\ndue_ms,latency_ms\n");
-        for (int i : order) {
-            text.append(String.format(
-                    Locale.ROOT, "%.3f,%.3f%n", timeline.dueNanos()[i] / 1e6, timeline.latencyNanos()[i] / 1e6));
-        }
+        timeline.calls().stream()
+                .sorted(java.util.Comparator.comparingLong(ClosedLoop.Timeline.Scheduled::dueNanos))
+                .forEach(call -> text.append(
+                        String.format(Locale.ROOT, "%.3f,%.3f%n", call.dueNanos() / 1e6, call.latencyNanos() / 1e6)));
         Path file = folder.resolve("paced-" + operation + ".csv");
         try {
             Files.createDirectories(folder);

@@ -28,6 +28,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.ServiceLoader;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -44,7 +45,7 @@ import java.util.stream.Stream;
  *       every stop, start and delete adds an announcement and its acknowledgement.
  * </ul>
  *
- * Usage: {@code RemoteDriverBenchmark [--warmup N] [--iterations N]} (defaults 300 and 500 lifecycles per side).
+ * Usage: {@link Settings#USAGE}.
  */
 public final class RemoteDriverBenchmark {
     enum Op {
@@ -63,16 +64,25 @@ public final class RemoteDriverBenchmark {
 
     private RemoteDriverBenchmark() {}
 
-    public static void main(String[] args) throws Exception {
-        int warmup = 300;
-        int iterations = 500;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--warmup" -> warmup = Integer.parseInt(args[++i]);
-                case "--iterations" -> iterations = Integer.parseInt(args[++i]);
-                default -> throw new IllegalArgumentException("usage: [--warmup N] [--iterations N], got " + args[i]);
-            }
+    /** How many lifecycles each side runs unmeasured, then measured. */
+    record Settings(int warmup, int iterations) {
+        static final String USAGE = """
+                Usage: RemoteDriverBenchmark [--warmup N] [--iterations N]
+                  --warmup      unmeasured lifecycles per side first (default 300)
+                  --iterations  measured lifecycles per side (default 500)
+                """;
+
+        static Settings parse(String... args) {
+            BenchmarkOptions options = BenchmarkOptions.parse(args, Set.of("--warmup", "--iterations"), Set.of());
+            return new Settings(
+                    options.integer("--warmup", 300, 0, 1_000_000), options.integer("--iterations", 500, 1, 1_000_000));
         }
+    }
+
+    public static void main(String[] args) throws Exception {
+        Settings settings = BenchmarkOptions.settingsOrExit(args, Settings.USAGE, Settings::parse);
+        int warmup = settings.warmup();
+        int iterations = settings.iterations();
         Path root = Files.createTempDirectory("sandgate-remote-bench-");
         if (System.getProperty("logback.configurationFile") == null) {
             System.setProperty(

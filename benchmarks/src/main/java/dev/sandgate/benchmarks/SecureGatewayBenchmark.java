@@ -38,6 +38,7 @@ import java.util.Date;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -56,8 +57,7 @@ import org.bouncycastle.operator.jcajce.JcaContentSignerBuilder;
  * unauthenticated, one with TLS, a bearer JWT (RS256) on every call, and the access policy checked, in the same run.
  * Prints a markdown table: operations per second and the p50 and p99 of one call, per mode.
  *
- * <p>Usage: {@code SecureGatewayBenchmark [--clients N] [--seconds S]} (defaults 4 clients, 10 s per mode after 3 s of
- * warm-up, two rounds with the modes alternating).
+ * <p>Two rounds with the modes alternating, each mode measured after 3 s of warm-up ({@link Settings#USAGE}).
  */
 public final class SecureGatewayBenchmark {
     private static final String WORKSPACE = "bench";
@@ -65,23 +65,24 @@ public final class SecureGatewayBenchmark {
 
     private SecureGatewayBenchmark() {}
 
+    /** The closed loop's clients and how long each mode is measured per round. */
+    record Settings(int clients, int seconds) {
+        static final String USAGE = """
+                Usage: SecureGatewayBenchmark [--clients N] [--seconds S]
+                  --clients  clients in closed loop, 1 to 64 (default 4)
+                  --seconds  how long each mode is measured per round, 1 to 300 (default 10)
+                """;
+
+        static Settings parse(String... args) {
+            BenchmarkOptions options = BenchmarkOptions.parse(args, Set.of("--clients", "--seconds"), Set.of());
+            return new Settings(options.integer("--clients", 4, 1, 64), options.integer("--seconds", 10, 1, 300));
+        }
+    }
+
     public static void main(String[] args) throws Exception {
-        int clients = 4;
-        int seconds = 10;
-        for (int i = 0; i < args.length; i++) {
-            switch (args[i]) {
-                case "--clients" -> clients = Integer.parseInt(args[++i]);
-                case "--seconds" -> seconds = Integer.parseInt(args[++i]);
-                default -> {
-                    System.err.println("usage: SecureGatewayBenchmark [--clients N] [--seconds S]");
-                    System.exit(2);
-                }
-            }
-        }
-        if (clients < 1 || clients > 64 || seconds < 1 || seconds > 300) {
-            System.err.println("--clients must be 1 to 64, --seconds 1 to 300");
-            System.exit(2);
-        }
+        Settings settings = BenchmarkOptions.settingsOrExit(args, Settings.USAGE, Settings::parse);
+        int clients = settings.clients();
+        int seconds = settings.seconds();
         Path work = Files.createTempDirectory("sandgate-secure-bench");
         if (System.getProperty("logback.configurationFile") == null) {
             // the gateway's lines (and the audit log's) to a file, as the gateway benchmark does: the console keeps the

@@ -27,9 +27,9 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -67,54 +67,21 @@ public final class StoredBenchmark {
 
     record Settings(List<Integer> counts, int calls, int quietSeconds, Path directory) {
         static Settings parse(String... args) {
-            List<Integer> counts = List.of(10_000, 100_000, 1_000_000);
-            int calls = 4000;
-            int quietSeconds = 10;
-            Path directory = null;
-            for (int i = 0; i < args.length; i++) {
-                String value = i + 1 < args.length ? args[i + 1] : null;
-                switch (args[i]) {
-                    case "--counts" -> {
-                        counts = Arrays.stream(need(args[i], value).split(","))
-                                .map(String::trim)
-                                .map(Integer::parseInt)
-                                .toList();
-                        i++;
-                    }
-                    case "--calls" -> {
-                        calls = Integer.parseInt(need(args[i], value));
-                        i++;
-                    }
-                    case "--quiet-seconds" -> {
-                        quietSeconds = Integer.parseInt(need(args[i], value));
-                        i++;
-                    }
-                    case "--directory" -> {
-                        directory = Path.of(need(args[i], value));
-                        i++;
-                    }
-                    case "--smoke" -> {
-                        counts = List.of(1000, 5000);
-                        calls = 400;
-                        quietSeconds = 2;
-                    }
-                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
-                }
-            }
+            BenchmarkOptions options = BenchmarkOptions.parse(
+                    args, Set.of("--counts", "--calls", "--quiet-seconds", "--directory"), Set.of("--smoke"));
+            boolean smoke = options.has("--smoke");
+            List<Integer> counts =
+                    options.integers("--counts", smoke ? List.of(1000, 5000) : List.of(10_000, 100_000, 1_000_000));
+            int calls = options.integer("--calls", smoke ? 400 : 4000);
+            int quietSeconds = options.integer("--quiet-seconds", smoke ? 2 : 10);
             if (counts.isEmpty() || counts.stream().anyMatch(n -> n < 1 || n > 9_999_999)) {
                 throw new IllegalArgumentException("--counts: each between 1 and 9999999");
             }
             if (calls < 64 || quietSeconds < 1) {
                 throw new IllegalArgumentException("--calls at least 64, --quiet-seconds at least 1");
             }
-            return new Settings(counts, calls, quietSeconds, directory);
-        }
-
-        private static String need(String option, String value) {
-            if (value == null) {
-                throw new IllegalArgumentException(option + " needs a value");
-            }
-            return value;
+            return new Settings(
+                    counts, calls, quietSeconds, options.path("--directory").orElse(null));
         }
     }
 
@@ -149,19 +116,7 @@ public final class StoredBenchmark {
             String reconciled) {}
 
     public static void main(String[] args) throws Exception {
-        if (List.of(args).contains("--help")) {
-            System.out.print(USAGE);
-            return;
-        }
-        Settings settings;
-        try {
-            settings = Settings.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.print(USAGE);
-            System.exit(2);
-            return;
-        }
+        Settings settings = BenchmarkOptions.settingsOrExit(args, USAGE, Settings::parse);
         List<Row> rows = run(settings);
         System.out.print(markdown(settings, rows));
         System.exit(

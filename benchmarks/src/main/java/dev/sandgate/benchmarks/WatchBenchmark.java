@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -46,40 +47,13 @@ public final class WatchBenchmark {
 
     record Settings(List<Integer> watchers, double rate, int seconds, int channels) {
         static Settings parse(String... args) {
-            List<Integer> watchers = List.of(0, 10, 100, 1000);
-            double rate = 200;
-            int seconds = 10;
-            int channels = 8;
-            for (int i = 0; i < args.length; i++) {
-                String value = i + 1 < args.length ? args[i + 1] : null;
-                switch (args[i]) {
-                    case "--watchers" -> {
-                        watchers = Arrays.stream(need(args[i], value).split(","))
-                                .map(String::trim)
-                                .map(Integer::parseInt)
-                                .toList();
-                        i++;
-                    }
-                    case "--rate" -> {
-                        rate = Double.parseDouble(need(args[i], value));
-                        i++;
-                    }
-                    case "--seconds" -> {
-                        seconds = Integer.parseInt(need(args[i], value));
-                        i++;
-                    }
-                    case "--channels" -> {
-                        channels = Integer.parseInt(need(args[i], value));
-                        i++;
-                    }
-                    case "--smoke" -> {
-                        watchers = List.of(0, 10);
-                        rate = 40;
-                        seconds = 2;
-                    }
-                    default -> throw new IllegalArgumentException("unknown option " + args[i]);
-                }
-            }
+            BenchmarkOptions options = BenchmarkOptions.parse(
+                    args, Set.of("--watchers", "--rate", "--seconds", "--channels"), Set.of("--smoke"));
+            boolean smoke = options.has("--smoke");
+            List<Integer> watchers = options.integers("--watchers", smoke ? List.of(0, 10) : List.of(0, 10, 100, 1000));
+            double rate = options.number("--rate", smoke ? 40 : 200);
+            int seconds = options.integer("--seconds", smoke ? 2 : 10);
+            int channels = options.integer("--channels", 8);
             if (watchers.isEmpty() || watchers.stream().anyMatch(w -> w < 0 || w > 5000)) {
                 throw new IllegalArgumentException("--watchers: each between 0 and 5000");
             }
@@ -87,13 +61,6 @@ public final class WatchBenchmark {
                 throw new IllegalArgumentException("--rate in (0, 5000], --seconds in [1, 300], --channels in [1, 64]");
             }
             return new Settings(watchers, rate, seconds, channels);
-        }
-
-        private static String need(String option, String value) {
-            if (value == null) {
-                throw new IllegalArgumentException(option + " needs a value");
-            }
-            return value;
         }
     }
 
@@ -114,19 +81,7 @@ public final class WatchBenchmark {
             int liveThreads) {}
 
     public static void main(String[] args) throws Exception {
-        if (List.of(args).contains("--help")) {
-            System.out.print(USAGE);
-            return;
-        }
-        Settings settings;
-        try {
-            settings = Settings.parse(args);
-        } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.print(USAGE);
-            System.exit(2);
-            return;
-        }
+        Settings settings = BenchmarkOptions.settingsOrExit(args, USAGE, Settings::parse);
         List<Row> rows = run(settings);
         System.out.print(markdown(settings, rows));
         System.exit(rows.stream().anyMatch(r -> r.callErrors() > 0 || r.overflowed() > 0) ? 1 : 0);

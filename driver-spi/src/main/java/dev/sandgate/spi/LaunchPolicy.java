@@ -19,22 +19,32 @@ import java.util.regex.Pattern;
  * malformed digest, or one that does not match the bytes, is refused here with {@link
  * DriverErrorCode#INVALID_ARGUMENT}, so no driver can be handed one.
  *
- * @param revision the policy revision this document was admitted as (1 for the creation snapshot)
- * @param digest {@code sha256:<64 hex>} over the canonical document
- * @param canonicalDocument the canonical JSON bytes; copied in and out
- * @param staticPolicy the fields applied at launch
- * @param dynamicPolicy the fields that may change while running
+ * <p>An immutable value: the canonical bytes are copied in and out, and two launch policies are equal when every part
+ * is.
  */
-public record LaunchPolicy(
-        long revision,
-        String digest,
-        byte[] canonicalDocument,
-        StaticPolicy staticPolicy,
-        DynamicPolicy dynamicPolicy) {
+public final class LaunchPolicy {
     private static final Pattern DIGEST = Pattern.compile("sha256:[0-9a-f]{64}");
     public static final int MAX_DOCUMENT_BYTES = 64 * 1024;
 
-    public LaunchPolicy {
+    private final long revision;
+    private final String digest;
+    private final byte[] canonicalDocument;
+    private final StaticPolicy staticPolicy;
+    private final DynamicPolicy dynamicPolicy;
+
+    /**
+     * @param revision the policy revision this document was admitted as (1 for the creation snapshot)
+     * @param digest {@code sha256:<64 hex>} over the canonical document
+     * @param canonicalDocument the canonical JSON bytes
+     * @param staticPolicy the fields applied at launch
+     * @param dynamicPolicy the fields that may change while running
+     */
+    public LaunchPolicy(
+            long revision,
+            String digest,
+            byte[] canonicalDocument,
+            StaticPolicy staticPolicy,
+            DynamicPolicy dynamicPolicy) {
         if (revision < 1) {
             throw DriverException.invalidArgument("policy.revision", "must be at least 1");
         }
@@ -50,10 +60,15 @@ public record LaunchPolicy(
             throw DriverException.invalidArgument(
                     "policy.document", "must be at most " + MAX_DOCUMENT_BYTES + " bytes");
         }
-        canonicalDocument = canonicalDocument.clone();
-        if (!digest.equals(digestOf(canonicalDocument))) {
+        byte[] copy = canonicalDocument.clone();
+        if (!digest.equals(digestOf(copy))) {
             throw DriverException.invalidArgument("policy.digest", "does not match the canonical document");
         }
+        this.revision = revision;
+        this.digest = digest;
+        this.canonicalDocument = copy;
+        this.staticPolicy = staticPolicy;
+        this.dynamicPolicy = dynamicPolicy;
     }
 
     /** The digest of {@code canonicalBytes} in the form {@code sha256:<64 lowercase hex>}. */
@@ -66,9 +81,29 @@ public record LaunchPolicy(
         }
     }
 
-    @Override
+    /** The policy revision this document was admitted as (1 for the creation snapshot). */
+    public long revision() {
+        return revision;
+    }
+
+    /** {@code sha256:<64 hex>} over the canonical document. */
+    public String digest() {
+        return digest;
+    }
+
+    /** A copy of the canonical JSON bytes. */
     public byte[] canonicalDocument() {
         return canonicalDocument.clone();
+    }
+
+    /** The fields applied at launch. */
+    public StaticPolicy staticPolicy() {
+        return staticPolicy;
+    }
+
+    /** The fields that may change while running. */
+    public DynamicPolicy dynamicPolicy() {
+        return dynamicPolicy;
     }
 
     /** The canonical document as UTF-8 text. */

@@ -4,6 +4,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Version;
+import dev.sandgate.benchmarks.BenchmarkOptions;
 import dev.sandgate.benchmarks.Trees;
 import dev.sandgate.driver.container.ContainerDriverSettings;
 import dev.sandgate.driver.container.EngineClients;
@@ -36,19 +37,10 @@ public final class EngineBenchmark {
     private EngineBenchmark() {}
 
     public static void main(String[] args) throws IOException {
-        if (List.of(args).contains("--help")) {
-            System.out.print(EngineBenchmarkSettings.USAGE);
-            return;
-        }
-        EngineBenchmarkSettings settings;
-        try {
-            settings = EngineBenchmarkSettings.parse(args, System.getenv());
-        } catch (IllegalArgumentException e) {
-            System.err.println("error: " + e.getMessage());
-            System.err.print(EngineBenchmarkSettings.USAGE);
-            System.exit(2);
-            return;
-        }
+        EngineBenchmarkSettings settings = BenchmarkOptions.settingsOrExit(
+                args,
+                EngineBenchmarkSettings.USAGE,
+                arguments -> EngineBenchmarkSettings.parse(arguments, System.getenv()));
         String markdown = run(settings);
         System.out.print(markdown);
         if (settings.output().isPresent()) {

@@ -2,9 +2,11 @@ package dev.sandgate.benchmarks.engine;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.benchmarks.BenchmarkOptions;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * What one run of {@link EngineBenchmark} measures.
@@ -93,49 +95,26 @@ record EngineBenchmarkSettings(
     }
 
     static EngineBenchmarkSettings parse(String[] args, Map<String, String> environment) {
-        Engine engine = Engine.PODMAN;
-        String host = null;
-        String image = null;
-        int iterations = MIN_ITERATIONS;
-        int warmup = 3;
-        int gatewayWarmup = 2000;
-        Path output = null;
-        for (int i = 0; i < args.length; i++) {
-            String option = args[i];
-            if (i + 1 >= args.length) {
-                throw new IllegalArgumentException(option + " needs a value (or is unknown)");
-            }
-            String value = args[++i];
-            switch (option) {
-                case "--engine" -> engine = Engine.named(value);
-                case "--host" -> host = value;
-                case "--image" -> image = value;
-                case "--iterations" -> iterations = number(option, value);
-                case "--warmup" -> warmup = number(option, value);
-                case "--gateway-warmup" -> gatewayWarmup = number(option, value);
-                case "--output" -> output = Path.of(value);
-                default -> throw new IllegalArgumentException("unknown option " + option);
-            }
-        }
-        if (host == null) {
-            host = nonBlank(environment.get(engine.hostVariable)).orElse(engine.defaultHost);
-        }
-        if (image == null) {
-            image = nonBlank(environment.get("SANDGATE_TEST_IMAGE")).orElse(DEFAULT_IMAGE);
-        }
+        BenchmarkOptions options = BenchmarkOptions.parse(
+                args,
+                Set.of("--engine", "--host", "--image", "--iterations", "--warmup", "--gateway-warmup", "--output"),
+                Set.of());
+        Engine engine = options.string("--engine").map(Engine::named).orElse(Engine.PODMAN);
         return new EngineBenchmarkSettings(
-                engine, host, image, iterations, warmup, gatewayWarmup, Optional.ofNullable(output));
+                engine,
+                options.string("--host")
+                        .or(() -> nonBlank(environment.get(engine.hostVariable)))
+                        .orElse(engine.defaultHost),
+                options.string("--image")
+                        .or(() -> nonBlank(environment.get("SANDGATE_TEST_IMAGE")))
+                        .orElse(DEFAULT_IMAGE),
+                options.integer("--iterations", MIN_ITERATIONS),
+                options.integer("--warmup", 3),
+                options.integer("--gateway-warmup", 2000),
+                options.path("--output"));
     }
 
     private static Optional<String> nonBlank(String value) {
         return value == null || value.isBlank() ? Optional.empty() : Optional.of(value.trim());
-    }
-
-    private static int number(String option, String value) {
-        try {
-            return Integer.parseInt(value);
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException(option + " takes a whole number, got '" + value + "'");
-        }
     }
 }

@@ -590,7 +590,7 @@ public final class ApiMapper {
         return PolicyRevision.newBuilder()
                 .setRevision(r.revision())
                 .setDigest(r.digest())
-                .setCanonicalDocument(new String(r.document(), StandardCharsets.UTF_8))
+                .setCanonicalDocument(r.document().toStringUtf8())
                 .setAdmitTime(timestamp(r.admitTime()))
                 .build();
     }

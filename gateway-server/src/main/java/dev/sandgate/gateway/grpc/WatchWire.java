@@ -2,6 +2,8 @@ package dev.sandgate.gateway.grpc;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.ByteString;
+import com.google.protobuf.InvalidProtocolBufferException;
 import dev.sandgate.api.v1.SandboxServiceGrpc;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
 import dev.sandgate.api.v1.WatchSandboxesResponse;
@@ -38,19 +40,19 @@ final class WatchWire {
     private WatchWire() {}
 
     /** An event serialized once, written as it is to every stream that sends it. */
-    record Encoded(byte[] bytes) {
+    record Encoded(ByteString bytes) {
         Encoded {
             requireNonNull(bytes, "bytes is null");
         }
 
         static Encoded of(WatchSandboxesResponse event) {
-            return new Encoded(event.toByteArray());
+            return new Encoded(event.toByteString());
         }
 
         WatchSandboxesResponse decode() {
             try {
                 return WatchSandboxesResponse.parseFrom(bytes);
-            } catch (IOException e) {
+            } catch (InvalidProtocolBufferException e) {
                 throw new UncheckedIOException(e);
             }
         }
@@ -106,40 +108,40 @@ final class WatchWire {
 
     /** The bytes of an encoded event, drained into gRPC's buffer without a copy through read(). */
     private static final class BytesStream extends InputStream implements KnownLength, Drainable {
-        private final byte[] bytes;
+        private final ByteString bytes;
         private int position;
 
-        BytesStream(byte[] bytes) {
+        BytesStream(ByteString bytes) {
             this.bytes = bytes;
         }
 
         @Override
         public int drainTo(OutputStream target) throws IOException {
-            int length = bytes.length - position;
-            target.write(bytes, position, length);
-            position = bytes.length;
+            int length = bytes.size() - position;
+            bytes.substring(position).writeTo(target);
+            position = bytes.size();
             return length;
         }
 
         @Override
         public int read() {
-            return position < bytes.length ? bytes[position++] & 0xff : -1;
+            return position < bytes.size() ? bytes.byteAt(position++) & 0xff : -1;
         }
 
         @Override
         public int read(byte[] buffer, int offset, int length) {
-            if (position >= bytes.length) {
+            if (position >= bytes.size()) {
                 return -1;
             }
-            int count = Math.min(length, bytes.length - position);
-            System.arraycopy(bytes, position, buffer, offset, count);
+            int count = Math.min(length, bytes.size() - position);
+            bytes.substring(position, position + count).copyTo(buffer, offset);
             position += count;
             return count;
         }
 
         @Override
         public int available() {
-            return bytes.length - position;
+            return bytes.size() - position;
         }
     }
 }

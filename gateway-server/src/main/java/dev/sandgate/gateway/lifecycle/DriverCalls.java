@@ -31,7 +31,7 @@ import org.slf4j.LoggerFactory;
  * driver-call thread and waited for up to the timeout; a late answer is ignored.
  */
 final class DriverCalls implements AutoCloseable {
-    /** Under the lifecycle's name: operators filter on it (docs/api.md, "Logging"). */
+    /** Under the lifecycle's name: operators filter on it (docs/operations.md, "Logs"). */
     private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
 
     private final String driverName;

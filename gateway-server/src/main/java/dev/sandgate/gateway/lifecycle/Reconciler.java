@@ -44,7 +44,7 @@ import org.slf4j.LoggerFactory;
  * marked missing, a resource the store lacks is reported unmanaged), and prunes aged request records.
  */
 final class Reconciler implements AutoCloseable {
-    /** Under the lifecycle's name: operators filter on it (docs/api.md, "Logging"). */
+    /** Under the lifecycle's name: operators filter on it (docs/operations.md, "Logs"). */
     private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
 
     private static final int RECONCILE_PAGE = 500;

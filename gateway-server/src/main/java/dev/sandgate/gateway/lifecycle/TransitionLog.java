@@ -15,7 +15,7 @@ import org.slf4j.spi.LoggingEventBuilder;
  * the JSON log format writes as a field of its own.
  */
 final class TransitionLog {
-    /** Under the lifecycle's name: operators filter on it (docs/api.md, "Logging"). */
+    /** Under the lifecycle's name: operators filter on it (docs/operations.md, "Logs"). */
     private static final Logger log = LoggerFactory.getLogger(Lifecycle.class);
 
     private TransitionLog() {}

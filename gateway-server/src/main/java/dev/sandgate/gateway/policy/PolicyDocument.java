@@ -2,6 +2,7 @@ package dev.sandgate.gateway.policy;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.ByteString;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
@@ -11,7 +12,6 @@ import dev.sandgate.spi.NetworkMode;
 import dev.sandgate.spi.StaticPolicy;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,7 +30,7 @@ import java.util.TreeSet;
  * @param digest {@code sha256:<64 lowercase hex>} over the canonical bytes
  */
 public record PolicyDocument(
-        StaticPolicy staticPolicy, DynamicPolicy dynamicPolicy, byte[] canonicalDocument, String digest) {
+        StaticPolicy staticPolicy, DynamicPolicy dynamicPolicy, ByteString canonicalDocument, String digest) {
     /** The document version this gateway understands. */
     public static final int VERSION = 1;
 
@@ -55,23 +55,17 @@ public record PolicyDocument(
     public PolicyDocument {
         requireNonNull(staticPolicy, "staticPolicy is null");
         requireNonNull(dynamicPolicy, "dynamicPolicy is null");
-        canonicalDocument =
-                requireNonNull(canonicalDocument, "canonicalDocument is null").clone();
+        requireNonNull(canonicalDocument, "canonicalDocument is null");
         requireNonNull(digest, "digest is null");
     }
 
-    @Override
-    public byte[] canonicalDocument() {
-        return canonicalDocument.clone();
-    }
-
     public String canonicalText() {
-        return new String(canonicalDocument, StandardCharsets.UTF_8);
+        return canonicalDocument.toStringUtf8();
     }
 
     /** This document as the SPI's launch policy, admitted as {@code revision}. */
     public LaunchPolicy toLaunchPolicy(long revision) {
-        return new LaunchPolicy(revision, digest, canonicalDocument, staticPolicy, dynamicPolicy);
+        return new LaunchPolicy(revision, digest, canonicalDocument.toByteArray(), staticPolicy, dynamicPolicy);
     }
 
     /** Whether the static parts differ (the dynamic part may change while running; the static part may not). */
@@ -143,21 +137,22 @@ public record PolicyDocument(
         top.put("dynamic", dy);
         byte[] canonical = JsonCanonicalizer.serialize(top);
         DynamicPolicy sortedDynamic = new DynamicPolicy(List.copyOf(new TreeSet<>(dynamicPolicy.networkAllowList())));
-        return new PolicyDocument(staticPolicy, sortedDynamic, canonical, LaunchPolicy.digestOf(canonical));
+        return new PolicyDocument(
+                staticPolicy, sortedDynamic, ByteString.copyFrom(canonical), LaunchPolicy.digestOf(canonical));
     }
 
     /**
      * Reads back a document this class produced (from the store). Documents are immutable and few, so parsed ones are
      * kept by digest.
      */
-    public static PolicyDocument fromCanonical(byte[] canonical) {
-        String digest = LaunchPolicy.digestOf(canonical);
+    public static PolicyDocument fromCanonical(ByteString canonical) {
+        String digest = LaunchPolicy.digestOf(canonical.toByteArray());
         PolicyDocument cached = PARSED.get(digest);
         if (cached != null) {
             return cached;
         }
-        PolicyDocument document = parse(new String(canonical, StandardCharsets.UTF_8));
-        if (!Arrays.equals(document.canonicalDocument, canonical)) {
+        PolicyDocument document = parse(canonical.toStringUtf8());
+        if (!document.canonicalDocument.equals(canonical)) {
             throw new IllegalStateException("stored policy document is not in canonical form");
         }
         if (PARSED.size() >= MAX_PARSED) {

@@ -113,7 +113,8 @@ public final class GatewaySecurity implements AutoCloseable {
                     "tls-cert/tls-key",
                     contents -> {
                         ServerIdentity identity = ServerIdentity.parse(contents.get(0), contents.get(1));
-                        keys.updateIdentityCredentials(identity.chain(), identity.key());
+                        keys.updateIdentityCredentials(
+                                identity.chain().toArray(X509Certificate[]::new), identity.key());
                         return identity;
                     },
                     settings.reloadPeriod(),

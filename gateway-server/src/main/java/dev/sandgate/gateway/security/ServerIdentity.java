@@ -7,9 +7,14 @@ import java.security.GeneralSecurityException;
 import java.security.PrivateKey;
 import java.security.Signature;
 import java.security.cert.X509Certificate;
+import java.util.List;
 
 /** A certificate chain and its private key (PEM, PKCS#8), checked to belong together before they are served. */
-record ServerIdentity(X509Certificate[] chain, PrivateKey key) {
+record ServerIdentity(List<X509Certificate> chain, PrivateKey key) {
+    ServerIdentity {
+        chain = List.copyOf(chain);
+    }
+
     static ServerIdentity parse(byte[] certificatePem, byte[] keyPem) throws Exception {
         X509Certificate[] chain = certificates(certificatePem);
         PrivateKey key;
@@ -21,7 +26,7 @@ record ServerIdentity(X509Certificate[] chain, PrivateKey key) {
         if (!matches(chain[0], key)) {
             throw new IllegalArgumentException("the key does not belong to the certificate");
         }
-        return new ServerIdentity(chain, key);
+        return new ServerIdentity(List.of(chain), key);
     }
 
     static X509Certificate[] certificates(byte[] pem) throws GeneralSecurityException {

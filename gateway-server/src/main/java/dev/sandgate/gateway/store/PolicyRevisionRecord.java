@@ -2,10 +2,12 @@ package dev.sandgate.gateway.store;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.ByteString;
 import java.time.Instant;
 
 /**
- * One admitted policy revision of a sandbox; immutable once written.
+ * One admitted policy revision of a sandbox; immutable once written. Equal when sandbox, revision and digest are (the
+ * digest determines the document).
  *
  * @param sandboxId the sandbox
  * @param revision 1 for the creation snapshot, +1 per admitted update
@@ -13,17 +15,13 @@ import java.time.Instant;
  * @param document the canonical document bytes
  * @param admitTime when it was admitted
  */
-public record PolicyRevisionRecord(String sandboxId, long revision, String digest, byte[] document, Instant admitTime) {
+public record PolicyRevisionRecord(
+        String sandboxId, long revision, String digest, ByteString document, Instant admitTime) {
     public PolicyRevisionRecord {
         requireNonNull(sandboxId, "sandboxId is null");
         requireNonNull(digest, "digest is null");
-        document = requireNonNull(document, "document is null").clone();
+        requireNonNull(document, "document is null");
         requireNonNull(admitTime, "admitTime is null");
-    }
-
-    @Override
-    public byte[] document() {
-        return document.clone();
     }
 
     @Override

@@ -3,8 +3,8 @@ package dev.sandgate.gateway.store;
 import com.google.gson.JsonArray;
 import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
+import com.google.protobuf.ByteString;
 import dev.sandgate.gateway.store.StoreJson.Strings;
-import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -109,7 +109,7 @@ final class ReplyJson {
         o.addProperty("sandbox_id", r.sandboxId());
         o.addProperty("revision", r.revision());
         o.addProperty("digest", r.digest());
-        o.addProperty("document", new String(r.document(), StandardCharsets.UTF_8));
+        o.addProperty("document", r.document().toStringUtf8());
         o.addProperty("admit_time", r.admitTime().toString());
         return o;
     }
@@ -119,7 +119,7 @@ final class ReplyJson {
                 o.get("sandbox_id").getAsString(),
                 o.get("revision").getAsLong(),
                 o.get("digest").getAsString(),
-                o.get("document").getAsString().getBytes(StandardCharsets.UTF_8),
+                ByteString.copyFromUtf8(o.get("document").getAsString()),
                 Instant.parse(o.get("admit_time").getAsString()));
     }
 }

@@ -231,7 +231,7 @@ final class SqlTransaction implements StoreTransaction {
                             r.sandboxId(),
                             r.revision(),
                             r.digest(),
-                            r.document(),
+                            r.document().toByteArray(),
                             r.admitTime().toEpochMilli()));
             statement.executeUpdate();
         } catch (SQLException e) {

@@ -1,5 +1,6 @@
 package dev.sandgate.gateway.store;
 
+import com.google.protobuf.ByteString;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -175,7 +176,7 @@ final class StoreRows {
                 rs.getString("sandbox_id"),
                 rs.getLong("revision"),
                 rs.getString("digest"),
-                rs.getBytes("document"),
+                ByteString.copyFrom(rs.getBytes("document")),
                 millis(rs, "admit_ms"));
     }
 

@@ -48,9 +48,15 @@ public record TokenKeys(Key current, Optional<Key> previous) {
         }
     }
 
-    /** One signing key. {@link #toString()} never shows the secret. */
-    public record Key(String id, byte[] secret) {
-        public Key {
+    /**
+     * One signing key: equal when id and secret are (the secret compared in constant time); {@link #toString()} never
+     * shows the secret.
+     */
+    public static final class Key {
+        private final String id;
+        private final byte[] secret;
+
+        public Key(String id, byte[] secret) {
             if (id == null || !KEY_ID.matcher(id).matches()) {
                 throw new IllegalArgumentException("key id must be 1 to 16 lowercase letters or digits");
             }
@@ -58,10 +64,15 @@ public record TokenKeys(Key current, Optional<Key> previous) {
             if (secret.length < KEY_BYTES) {
                 throw new IllegalArgumentException("a token key must have at least " + KEY_BYTES + " bytes");
             }
-            secret = secret.clone();
+            this.id = id;
+            this.secret = secret.clone();
         }
 
-        @Override
+        public String id() {
+            return id;
+        }
+
+        /** A copy of the secret. */
         public byte[] secret() {
             return secret.clone();
         }
@@ -151,7 +162,8 @@ public record TokenKeys(Key current, Optional<Key> previous) {
     }
 
     private static void write(Path file, TokenKeys keys) {
-        StringBuilder text = new StringBuilder("# Sandgate execution token keys. Keep secret; see docs/api.md.\n");
+        StringBuilder text =
+                new StringBuilder("# Sandgate execution token keys. Keep secret; see docs/operations.md.\n");
         append(text, "current", keys.current);
         keys.previous.ifPresent(key -> append(text, "previous", key));
         try {

@@ -22,7 +22,9 @@ class PolicyDocumentTest {
                         + " 512.0, \"network_mode\": \"none\", \"drop_capabilities\": [\"ALL\", \"NET_RAW\", \"ALL\"]}}");
 
         assertThat(a.canonicalText()).isEqualTo(b.canonicalText());
-        assertThat(a.digest()).isEqualTo(b.digest()).isEqualTo(LaunchPolicy.digestOf(a.canonicalDocument()));
+        assertThat(a.digest())
+                .isEqualTo(b.digest())
+                .isEqualTo(LaunchPolicy.digestOf(a.canonicalDocument().toByteArray()));
     }
 
     @Test
@@ -106,7 +108,7 @@ class PolicyDocumentTest {
     @DisplayName("the digest is sha256: and 64 lowercase hex characters")
     void digestShape() {
         assertThat(PolicyDocument.DEFAULT.digest()).matches("sha256:[0-9a-f]{64}");
-        assertThatThrownBy(() -> PolicyDocument.fromCanonical("{ }".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
+        assertThatThrownBy(() -> PolicyDocument.fromCanonical(com.google.protobuf.ByteString.copyFromUtf8("{ }")))
                 .isInstanceOf(IllegalStateException.class);
     }
 }

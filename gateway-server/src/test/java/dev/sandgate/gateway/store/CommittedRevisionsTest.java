@@ -3,7 +3,7 @@ package dev.sandgate.gateway.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.nio.charset.StandardCharsets;
+import com.google.protobuf.ByteString;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class CommittedRevisionsTest extends OpenStoreTest {
     private static PolicyRevisionRecord revision(SandboxRecord sandbox, long number, String document) {
         return new PolicyRevisionRecord(
-                sandbox.id(), number, "sha256:" + document, document.getBytes(StandardCharsets.UTF_8), FINE);
+                sandbox.id(), number, "sha256:" + document, ByteString.copyFromUtf8(document), FINE);
     }
 
     private Optional<PolicyRevisionRecord> stored(String sandboxId, long number) {

@@ -3,6 +3,7 @@ package dev.sandgate.gateway.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.ByteString;
 import dev.sandgate.gateway.policy.PolicyDocument;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -243,10 +244,11 @@ abstract class StoreContractTest {
     @DisplayName("policy revisions are kept per sandbox and removed with it")
     void policyRevisions() {
         SandboxRecord a = insert(StoreRecords.sandbox("a"));
-        byte[] document = PolicyDocument.DEFAULT.canonicalDocument();
+        ByteString document = PolicyDocument.DEFAULT.canonicalDocument();
         store.write(tx -> {
             tx.insertPolicyRevision(new PolicyRevisionRecord(a.id(), 1, "d1", document, FINE));
-            tx.insertPolicyRevision(new PolicyRevisionRecord(a.id(), 2, "d2", new byte[] {0, 1, 2, (byte) 255}, FINE));
+            tx.insertPolicyRevision(new PolicyRevisionRecord(
+                    a.id(), 2, "d2", ByteString.copyFrom(new byte[] {0, 1, 2, (byte) 255}), FINE));
             return null;
         });
 
@@ -255,7 +257,7 @@ abstract class StoreContractTest {
         assertThat(first.digest()).isEqualTo("d1");
         assertThat(first.document()).isEqualTo(document);
         assertThat(first.admitTime()).isEqualTo(Instant.ofEpochMilli(FINE.toEpochMilli()));
-        assertThat(second.document()).containsExactly(0, 1, 2, 255);
+        assertThat(second.document().toByteArray()).containsExactly(0, 1, 2, 255);
         assertThat(store.policyRevision(a.id(), 3)).isEmpty();
         store.write(tx -> {
             tx.deleteSandbox(a.id(), a.resourceVersion());
