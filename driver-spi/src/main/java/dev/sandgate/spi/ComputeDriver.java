@@ -129,6 +129,38 @@ public interface ComputeDriver extends AutoCloseable {
      */
     WatchSubscription watch(SandboxWatcher watcher);
 
+    /**
+     * Runs a command in execution {@code generation} of the sandbox, and only there. The driver resolves {@code ref}
+     * by id as for every call, then requires that the resource carries exactly {@code generation} and that this
+     * execution runs, and runs the command through the execution's immutable backend identity (container id, pod
+     * uid, VM process), so that a newer execution is never reached. Returns once the command is started; its output,
+     * then its exit, reach {@code listener}.
+     *
+     * <p>Optional: a driver without {@link DriverCapabilities#exec()} keeps this default, which is UNSUPPORTED.
+     *
+     * @throws DriverException UNSUPPORTED, INVALID_ARGUMENT (a command the backend refuses: naming {@code command}),
+     *     NOT_FOUND, FAILED_PRECONDITION (identity mismatch; the resource carries another generation, with a {@code
+     *     generation} {@link Mismatch}; the execution does not run, with a {@code running} mismatch), UNAVAILABLE;
+     *     nothing ran
+     */
+    default ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
+        throw new DriverException(DriverErrorCode.UNSUPPORTED, "this driver cannot run commands in a sandbox (exec)");
+    }
+
+    /**
+     * Reads the output of execution {@code generation} of the sandbox, and only of that execution (running or
+     * stopped). Returns once the read is started; output, then the end, reach {@code listener}. Without {@link
+     * LogQuery#follow()} the read ends when the output written so far is delivered; with it, when the execution ends.
+     *
+     * <p>Optional: a driver without {@link DriverCapabilities#logs()} keeps this default, which is UNSUPPORTED.
+     *
+     * @throws DriverException UNSUPPORTED, NOT_FOUND, FAILED_PRECONDITION (identity mismatch; the resource carries
+     *     another generation, with a {@code generation} {@link Mismatch}), UNAVAILABLE
+     */
+    default LogStream logs(SandboxRef ref, long generation, LogQuery query, LogListener listener) {
+        throw new DriverException(DriverErrorCode.UNSUPPORTED, "this driver cannot read a sandbox's output (logs)");
+    }
+
     /** Releases connections and threads. Leaves every sandbox as it is. Idempotent. */
     @Override
     void close();

@@ -14,11 +14,16 @@ import org.junit.jupiter.api.Test;
 class ApiShapeTest {
     private static final ServiceDescriptor SERVICE =
             SandboxServiceProto.getDescriptor().findServiceByName("SandboxService");
-    private static final Set<String> MUTATING =
-            Set.of("CreateSandbox", "StopSandbox", "StartSandbox", "DeleteSandbox", "UpdateSandboxPolicy");
+    private static final Set<String> MUTATING = Set.of(
+            "CreateSandbox",
+            "StopSandbox",
+            "StartSandbox",
+            "DeleteSandbox",
+            "UpdateSandboxPolicy",
+            "RenewSandboxLease");
 
     @Test
-    @DisplayName("the service has the methods the issue names, plus GetOperation")
+    @DisplayName("the service has the lifecycle methods, GetOperation, lease renewal, exec and logs")
     void methods() {
         assertThat(SERVICE.getMethods())
                 .extracting(MethodDescriptor::getName)
@@ -32,8 +37,15 @@ class ApiShapeTest {
                         "WatchSandboxes",
                         "UpdateSandboxPolicy",
                         "GetSandboxPolicy",
-                        "GetOperation");
+                        "GetOperation",
+                        "RenewSandboxLease",
+                        "ExecSandbox",
+                        "StreamSandboxLogs");
         assertThat(SERVICE.findMethodByName("WatchSandboxes").isServerStreaming())
+                .isTrue();
+        assertThat(SERVICE.findMethodByName("ExecSandbox").isClientStreaming()).isTrue();
+        assertThat(SERVICE.findMethodByName("ExecSandbox").isServerStreaming()).isTrue();
+        assertThat(SERVICE.findMethodByName("StreamSandboxLogs").isServerStreaming())
                 .isTrue();
     }
 
@@ -57,7 +69,9 @@ class ApiShapeTest {
                 "StartSandbox",
                 "DeleteSandbox",
                 "UpdateSandboxPolicy",
-                "GetSandboxPolicy")) {
+                "GetSandboxPolicy",
+                "RenewSandboxLease",
+                "StreamSandboxLogs")) {
             FieldDescriptor target =
                     SERVICE.findMethodByName(name).getInputType().findFieldByName("target");
             assertThat(target).as(name).isNotNull();
