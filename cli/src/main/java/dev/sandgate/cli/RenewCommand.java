@@ -9,13 +9,13 @@ import picocli.CommandLine.Option;
 @Command(
         name = "renew",
         description = "Renews the idle lease of the execution the token names (the TTL deadline never moves).",
-        footer = {"", "Example: sandgate renew -w demo -n hello --token TOKEN"})
+        footer = {"", "Example: sandgate renew -w demo -n hello --execution-token TOKEN"})
 final class RenewCommand extends MutatingCommand {
     @Mixin
     TargetOptions target;
 
     @Option(
-            names = "--token",
+            names = "--execution-token",
             required = true,
             paramLabel = "TOKEN",
             description = "The execution token of the running execution whose lease is renewed (sandgate get shows"

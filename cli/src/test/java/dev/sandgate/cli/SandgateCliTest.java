@@ -357,7 +357,7 @@ class SandgateCliTest {
         void renewSendsTheTokenAndARequestId() {
             gateway.add("demo", "hello");
 
-            Result result = sandgate("renew", "-w", "demo", "-n", "hello", "--token", "TOKEN", "--json");
+            Result result = sandgate("renew", "-w", "demo", "-n", "hello", "--execution-token", "TOKEN", "--json");
 
             assertThat(result.status()).isZero();
             var request = gateway.lastReceived(dev.sandgate.api.v1.RenewSandboxLeaseRequest.class);
