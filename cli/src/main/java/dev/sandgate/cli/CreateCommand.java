@@ -2,6 +2,8 @@ package dev.sandgate.cli;
 
 import dev.sandgate.api.v1.CreateSandboxRequest;
 import dev.sandgate.api.v1.CreateSandboxResponse;
+import dev.sandgate.api.v1.ExpiryAction;
+import dev.sandgate.api.v1.ExpiryPolicy;
 import dev.sandgate.api.v1.PolicyInput;
 import dev.sandgate.api.v1.PolicyMode;
 import dev.sandgate.api.v1.ResourceRequests;
@@ -93,6 +95,32 @@ final class CreateCommand extends MutatingCommand {
     @Option(names = "--wait", description = "Wait until the driver reports the sandbox running (or failed).")
     boolean waitUntilReady;
 
+    @Option(
+            names = "--ttl",
+            paramLabel = "DURATION",
+            converter = Durations.Converter.class,
+            description = "Each execution ends this long after it started, e.g. 10m (1s to 366 days).")
+    java.time.Duration ttl;
+
+    @Option(
+            names = "--idle-timeout",
+            paramLabel = "DURATION",
+            converter = Durations.Converter.class,
+            description = "Each execution ends when not renewed (sandgate renew) for this long, e.g. 5m.")
+    java.time.Duration idleTimeout;
+
+    @Option(
+            names = "--expire-action",
+            paramLabel = "ACTION",
+            description = "What ends an expired execution: stop (the default; the workspace is kept) or delete.")
+    ExpireAction expireAction;
+
+    /** What an expiry does. */
+    enum ExpireAction {
+        stop,
+        delete
+    }
+
     /** The policy modes one can choose (the proto's enum also has UNSPECIFIED and UNRECOGNIZED). */
     enum Mode {
         LIVE,
@@ -127,6 +155,23 @@ final class CreateCommand extends MutatingCommand {
         if (policy != null || policyMode != null) {
             request.setPolicy(policyInput);
         }
+        if (ttl != null || idleTimeout != null) {
+            ExpiryPolicy.Builder expiry = ExpiryPolicy.newBuilder()
+                    .setAction(
+                            expireAction == ExpireAction.delete
+                                    ? ExpiryAction.EXPIRE_DELETE
+                                    : ExpiryAction.EXPIRE_STOP);
+            if (ttl != null) {
+                expiry.setTtl(protoDuration(ttl));
+            }
+            if (idleTimeout != null) {
+                expiry.setIdleTimeout(protoDuration(idleTimeout));
+            }
+            request.setExpiry(expiry);
+        } else if (expireAction != null) {
+            throw new picocli.CommandLine.ParameterException(
+                    spec.commandLine(), "--expire-action needs --ttl or --idle-timeout");
+        }
         if ((memoryBytes > 0 || milliCpus > 0) && policy == null) {
             session.printer()
                     .note("note: --memory and --milli-cpus are requests, not limits (only the kubernetes driver uses"
@@ -143,6 +188,13 @@ final class CreateCommand extends MutatingCommand {
                         .add("result", response.getReplayed() ? "created (replayed)" : "created")
                         .add("request", requestId())
                         .addAll(Printer.sandboxFields(response.hasSandbox(), response.getSandbox(), requestId())));
+    }
+
+    private static com.google.protobuf.Duration protoDuration(java.time.Duration d) {
+        return com.google.protobuf.Duration.newBuilder()
+                .setSeconds(d.getSeconds())
+                .setNanos(d.getNano())
+                .build();
     }
 
     /** The policy document, inline or from a file. */

@@ -67,6 +67,10 @@ final class OperationCommand implements Runnable {
                 case UPDATE_POLICY ->
                     "policy revision "
                             + operation.getUpdatePolicy().getAdmitted().getRevision();
+                case RENEW_LEASE ->
+                    "lease renewed, generation "
+                            + operation.getRenewLease().getLease().getGeneration();
+                case EXEC -> "exec exit code " + operation.getExec().getExitCode();
                 case RESULT_NOT_SET -> "";
             };
         }

@@ -131,12 +131,27 @@ final class Printer {
                 .add("version", Long.toString(sandbox.getResourceVersion()))
                 .add("created", time(sandbox.getCreateTime()))
                 .add("updated", time(sandbox.getUpdateTime()));
+        if (sandbox.hasLease()) {
+            fields.add("lease", lease(sandbox.getLease()));
+        }
         for (Condition condition : sandbox.getConditionsList()) {
             fields.add(
                     "condition",
                     condition.getType() + ": " + condition.getMessage() + " (" + time(condition.getTime()) + ")");
         }
         return fields;
+    }
+
+    /** A lease in one line: its generation and deadlines. */
+    static String lease(dev.sandgate.api.v1.ExecutionLease lease) {
+        StringBuilder b = new StringBuilder("generation " + lease.getGeneration());
+        if (lease.hasTtlDeadline()) {
+            b.append(", ttl deadline ").append(time(lease.getTtlDeadline()));
+        }
+        if (lease.hasIdleDeadline()) {
+            b.append(", idle deadline ").append(time(lease.getIdleDeadline()));
+        }
+        return b.toString();
     }
 
     static String launch(LaunchInput launch) {

@@ -45,6 +45,7 @@ import picocli.CommandLine.Spec;
             WatchCommand.class,
             PolicyCommand.class,
             OperationCommand.class,
+            RenewCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class SandgateCli implements Runnable {

@@ -206,6 +206,25 @@ final class FakeSandboxService extends SandboxServiceGrpc.SandboxServiceImplBase
     }
 
     @Override
+    public synchronized void renewSandboxLease(
+            dev.sandgate.api.v1.RenewSandboxLeaseRequest request,
+            StreamObserver<dev.sandgate.api.v1.RenewSandboxLeaseResponse> reply) {
+        if (admit(request, reply)) {
+            Sandbox sandbox = find(request.getTarget());
+            if (sandbox == null) {
+                reply.onError(notFound(request.getTarget()));
+                return;
+            }
+            dev.sandgate.api.v1.RenewSandboxLeaseResponse.Builder response =
+                    dev.sandgate.api.v1.RenewSandboxLeaseResponse.newBuilder().setSandbox(sandbox);
+            if (sandbox.hasLease()) {
+                response.setLease(sandbox.getLease());
+            }
+            respond(reply, response.build());
+        }
+    }
+
+    @Override
     public synchronized void startSandbox(StartSandboxRequest request, StreamObserver<StartSandboxResponse> reply) {
         if (admit(request, reply)) {
             Sandbox sandbox = find(request.getTarget());

@@ -310,6 +310,65 @@ class SandgateCliTest {
     }
 
     @Nested
+    class Expiry {
+        @Test
+        void createSendsTheExpiryPolicy() {
+            Result result = sandgate(
+                    "create",
+                    "-w",
+                    "demo",
+                    "-n",
+                    "hello",
+                    "--image",
+                    "busybox",
+                    "--ttl",
+                    "10m",
+                    "--idle-timeout",
+                    "5m",
+                    "--expire-action",
+                    "delete");
+
+            assertThat(result.status()).isZero();
+            var expiry = gateway.lastReceived(CreateSandboxRequest.class).getExpiry();
+            assertThat(expiry.getTtl().getSeconds()).isEqualTo(600);
+            assertThat(expiry.getIdleTimeout().getSeconds()).isEqualTo(300);
+            assertThat(expiry.getAction()).isEqualTo(dev.sandgate.api.v1.ExpiryAction.EXPIRE_DELETE);
+        }
+
+        @Test
+        void createWithoutExpiryOptionsSendsNoExpiry() {
+            sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox");
+
+            assertThat(gateway.lastReceived(CreateSandboxRequest.class).hasExpiry())
+                    .isFalse();
+        }
+
+        @Test
+        void anExpireActionAloneIsAUsageError() {
+            Result result =
+                    sandgate("create", "-w", "demo", "-n", "hello", "--image", "busybox", "--expire-action", "stop");
+
+            assertThat(result.status()).isEqualTo(2);
+            assertThat(result.err()).contains("--expire-action needs --ttl or --idle-timeout");
+            assertThat(gateway.received()).isEmpty();
+        }
+
+        @Test
+        void renewSendsTheTokenAndARequestId() {
+            gateway.add("demo", "hello");
+
+            Result result = sandgate("renew", "-w", "demo", "-n", "hello", "--execution-token", "TOKEN", "--json");
+
+            assertThat(result.status()).isZero();
+            var request = gateway.lastReceived(dev.sandgate.api.v1.RenewSandboxLeaseRequest.class);
+            assertThat(request.getExecutionToken()).isEqualTo("TOKEN");
+            assertThat(request.getTarget().getName()).isEqualTo("hello");
+            assertThat(UUID.fromString(request.getRequestId()).toString()).isEqualTo(request.getRequestId());
+            assertThat(result.out()).contains("\"sandbox\"");
+        }
+    }
+
+    @Nested
     class Get {
         @Test
         void findsTheSandboxByWorkspaceAndName() {

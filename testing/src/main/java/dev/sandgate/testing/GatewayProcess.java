@@ -106,6 +106,15 @@ public final class GatewayProcess implements AutoCloseable {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
 
+    /** Kills the process at once (SIGKILL: no shutdown hook runs) and waits until it is gone. */
+    public void kill() throws InterruptedException {
+        channel.shutdownNow();
+        process.destroyForcibly();
+        if (!process.waitFor(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("the gateway process did not die");
+        }
+    }
+
     /** Stops the process: SIGTERM, then SIGKILL after 30 s. */
     @Override
     public void close() {

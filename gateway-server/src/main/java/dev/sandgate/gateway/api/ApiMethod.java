@@ -21,7 +21,8 @@ public enum ApiMethod {
     DELETE_SANDBOX("DeleteSandbox", true),
     GET_OPERATION("GetOperation", false),
     GET_SANDBOX_POLICY("GetSandboxPolicy", false),
-    UPDATE_SANDBOX_POLICY("UpdateSandboxPolicy", true);
+    UPDATE_SANDBOX_POLICY("UpdateSandboxPolicy", true),
+    RENEW_SANDBOX_LEASE("RenewSandboxLease", true);
 
     private static final Map<String, ApiMethod> BY_WIRE_NAME =
             Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ApiMethod::wireName, Function.identity()));

@@ -15,6 +15,8 @@ public enum ErrorReason {
     SANDBOX_ID_MISMATCH,
     /** The expected execution token names an execution that is no longer the sandbox's current one. */
     STALE_EXECUTION,
+    /** The execution the request names is not running (RenewSandboxLease of a stopped execution). */
+    NOT_RUNNING,
     /** The expected execution token is well formed but its signature does not verify. */
     EXECUTION_TOKEN_INVALID,
     /** The request id was used before for a different request. */

@@ -12,13 +12,18 @@ import dev.sandgate.api.v1.DeleteOutcome;
 import dev.sandgate.api.v1.DeleteSandboxRequest;
 import dev.sandgate.api.v1.DeleteSandboxResponse;
 import dev.sandgate.api.v1.Execution;
+import dev.sandgate.api.v1.ExecutionLease;
 import dev.sandgate.api.v1.ExecutionPrecondition;
+import dev.sandgate.api.v1.ExpiryAction;
+import dev.sandgate.api.v1.ExpiryPolicy;
 import dev.sandgate.api.v1.GetSandboxPolicyResponse;
 import dev.sandgate.api.v1.LaunchInput;
 import dev.sandgate.api.v1.ListSandboxesRequest;
 import dev.sandgate.api.v1.Operation;
 import dev.sandgate.api.v1.Phase;
 import dev.sandgate.api.v1.PolicyRevision;
+import dev.sandgate.api.v1.RenewSandboxLeaseRequest;
+import dev.sandgate.api.v1.RenewSandboxLeaseResponse;
 import dev.sandgate.api.v1.ResourceRequests;
 import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.SandboxPolicy;
@@ -46,6 +51,8 @@ import dev.sandgate.gateway.lifecycle.SandboxChange;
 import dev.sandgate.gateway.policy.PolicyDocument;
 import dev.sandgate.gateway.security.Principal;
 import dev.sandgate.gateway.store.ConditionRecord;
+import dev.sandgate.gateway.store.ExpiryRecord;
+import dev.sandgate.gateway.store.LeaseRecord;
 import dev.sandgate.gateway.store.PolicyMode;
 import dev.sandgate.gateway.store.PolicyRevisionRecord;
 import dev.sandgate.gateway.store.SandboxFilter;
@@ -157,7 +164,59 @@ public final class ApiMapper {
             case UNRECOGNIZED -> throw GatewayException.invalidField("policy.mode", "is not a policy mode");
         };
         return new Commands.Create(
-                meta, workspace, name, stored, request.getLabelsMap(), policy, mode, request.getWaitUntilReady());
+                meta,
+                workspace,
+                name,
+                stored,
+                request.getLabelsMap(),
+                policy,
+                mode,
+                request.getWaitUntilReady(),
+                request.hasExpiry() ? Optional.of(expiry(request.getExpiry())) : Optional.empty());
+    }
+
+    static final java.time.Duration MIN_EXPIRY = java.time.Duration.ofSeconds(1);
+    static final java.time.Duration MAX_EXPIRY = java.time.Duration.ofDays(366);
+
+    /** An expiry policy; INVALID_FIELD naming {@code expiry.*}. */
+    private static ExpiryRecord expiry(ExpiryPolicy expiry) {
+        Optional<java.time.Duration> ttl =
+                expiry.hasTtl() ? Optional.of(expiryDuration("expiry.ttl", expiry.getTtl())) : Optional.empty();
+        Optional<java.time.Duration> idle = expiry.hasIdleTimeout()
+                ? Optional.of(expiryDuration("expiry.idle_timeout", expiry.getIdleTimeout()))
+                : Optional.empty();
+        if (ttl.isEmpty() && idle.isEmpty()) {
+            throw GatewayException.invalidField(
+                    "expiry", "needs a ttl or an idle_timeout (or leave expiry out: the sandbox never expires)");
+        }
+        ExpiryRecord.Action action = switch (expiry.getAction()) {
+            case EXPIRY_ACTION_UNSPECIFIED, EXPIRE_STOP -> ExpiryRecord.Action.STOP;
+            case EXPIRE_DELETE -> ExpiryRecord.Action.DELETE;
+            case UNRECOGNIZED -> throw GatewayException.invalidField("expiry.action", "is not an expiry action");
+        };
+        return new ExpiryRecord(ttl, idle, action);
+    }
+
+    private static java.time.Duration expiryDuration(String field, com.google.protobuf.Duration value) {
+        if (value.getNanos() < 0 || value.getNanos() > 999_999_999) {
+            throw GatewayException.invalidField(field, "is not a valid duration (nanos out of range)");
+        }
+        java.time.Duration d = java.time.Duration.ofSeconds(value.getSeconds(), value.getNanos());
+        if (d.compareTo(MIN_EXPIRY) < 0 || d.compareTo(MAX_EXPIRY) > 0) {
+            throw GatewayException.invalidField(field, "must be between 1s and 366 days");
+        }
+        return d;
+    }
+
+    public Commands.RenewLease renewLease(RenewSandboxLeaseRequest request) {
+        Commands.RequestMeta meta = meta(ApiMethod.RENEW_SANDBOX_LEASE, request.getRequestId(), request);
+        Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
+        if (request.getExecutionToken().isEmpty()) {
+            throw GatewayException.invalidField(
+                    "execution_token", "is required: the token of the execution whose lease is renewed");
+        }
+        ExecutionTokens.requireWellFormed("execution_token", request.getExecutionToken());
+        return new Commands.RenewLease(meta, target, request.getExecutionToken());
     }
 
     public Commands.Stop stop(StopSandboxRequest request) {
@@ -432,7 +491,36 @@ public final class ApiMapper {
                     .setMessage(c.message())
                     .setTime(timestamp(c.time())));
         }
+        s.expiry().ifPresent(e -> b.setExpiry(expiryPolicy(e)));
+        s.lease().ifPresent(l -> b.setLease(lease(l)));
         return b.build();
+    }
+
+    private static ExpiryPolicy expiryPolicy(ExpiryRecord e) {
+        ExpiryPolicy.Builder b = ExpiryPolicy.newBuilder()
+                .setAction(
+                        switch (e.action()) {
+                            case STOP -> ExpiryAction.EXPIRE_STOP;
+                            case DELETE -> ExpiryAction.EXPIRE_DELETE;
+                        });
+        e.ttl().ifPresent(d -> b.setTtl(duration(d)));
+        e.idleTimeout().ifPresent(d -> b.setIdleTimeout(duration(d)));
+        return b.build();
+    }
+
+    private static ExecutionLease lease(LeaseRecord l) {
+        ExecutionLease.Builder b =
+                ExecutionLease.newBuilder().setGeneration(l.generation()).setRenewTime(timestamp(l.renewTime()));
+        l.ttlDeadline().ifPresent(t -> b.setTtlDeadline(timestamp(t)));
+        l.idleDeadline().ifPresent(t -> b.setIdleDeadline(timestamp(t)));
+        return b.build();
+    }
+
+    private static com.google.protobuf.Duration duration(java.time.Duration d) {
+        return com.google.protobuf.Duration.newBuilder()
+                .setSeconds(d.getSeconds())
+                .setNanos(d.getNano())
+                .build();
     }
 
     private Execution execution(SandboxRecord s) {
@@ -497,6 +585,16 @@ public final class ApiMapper {
         return b.build();
     }
 
+    public RenewSandboxLeaseResponse renewLeaseResponse(MutationReply reply) {
+        RenewSandboxLeaseResponse.Builder b =
+                RenewSandboxLeaseResponse.newBuilder().setReplayed(reply.replayed());
+        reply.sandbox().ifPresent(s -> {
+            b.setSandbox(sandbox(s));
+            s.lease().ifPresent(l -> b.setLease(lease(l)));
+        });
+        return b.build();
+    }
+
     public GetSandboxPolicyResponse policyResponse(PolicyView view) {
         SandboxRecord s = view.sandbox();
         return GetSandboxPolicyResponse.newBuilder()
@@ -534,6 +632,7 @@ public final class ApiMapper {
                                 case START_SANDBOX -> b.setStart(startResponse(reply));
                                 case DELETE_SANDBOX -> b.setDelete(deleteResponse(reply));
                                 case UPDATE_SANDBOX_POLICY -> b.setUpdatePolicy(updatePolicyResponse(reply));
+                                case RENEW_SANDBOX_LEASE -> b.setRenewLease(renewLeaseResponse(reply));
                                 default -> throw new IllegalStateException("no reply is recorded for " + method);
                             }
                         });

@@ -36,6 +36,7 @@ public final class ErrorMapper {
             case SANDBOX_ALREADY_EXISTS, REQUEST_ID_REUSED, RUNTIME_ALREADY_EXISTS -> Status.Code.ALREADY_EXISTS;
             case SANDBOX_ID_MISMATCH,
                     STALE_EXECUTION,
+                    NOT_RUNNING,
                     EXECUTION_TOKEN_INVALID,
                     POLICY_FROZEN,
                     STATIC_POLICY_CHANGE_REQUIRES_STOP,

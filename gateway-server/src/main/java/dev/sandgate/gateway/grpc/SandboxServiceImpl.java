@@ -14,6 +14,8 @@ import dev.sandgate.api.v1.GetSandboxResponse;
 import dev.sandgate.api.v1.ListSandboxesRequest;
 import dev.sandgate.api.v1.ListSandboxesResponse;
 import dev.sandgate.api.v1.Operation;
+import dev.sandgate.api.v1.RenewSandboxLeaseRequest;
+import dev.sandgate.api.v1.RenewSandboxLeaseResponse;
 import dev.sandgate.api.v1.SandboxServiceGrpc;
 import dev.sandgate.api.v1.StartSandboxRequest;
 import dev.sandgate.api.v1.StartSandboxResponse;
@@ -166,6 +168,11 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
                 out,
                 deadline ->
                         mapper.updatePolicyResponse(lifecycle.updatePolicy(mapper.updatePolicy(request), deadline)));
+    }
+
+    @Override
+    public void renewSandboxLease(RenewSandboxLeaseRequest request, StreamObserver<RenewSandboxLeaseResponse> out) {
+        mutate(out, deadline -> mapper.renewLeaseResponse(lifecycle.renewLease(mapper.renewLease(request), deadline)));
     }
 
     @Override

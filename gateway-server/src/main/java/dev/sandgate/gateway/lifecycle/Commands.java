@@ -3,6 +3,7 @@ package dev.sandgate.gateway.lifecycle;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.gateway.policy.PolicyDocument;
+import dev.sandgate.gateway.store.ExpiryRecord;
 import dev.sandgate.gateway.store.PolicyMode;
 import dev.sandgate.gateway.store.StoredSpec;
 import java.util.Map;
@@ -87,7 +88,8 @@ public final class Commands {
             Map<String, String> labels,
             PolicyDocument policy,
             PolicyMode mode,
-            boolean waitUntilReady) {
+            boolean waitUntilReady,
+            Optional<ExpiryRecord> expiry) {
         public Create {
             requireNonNull(meta, "meta is null");
             requireNonNull(workspace, "workspace is null");
@@ -96,6 +98,34 @@ public final class Commands {
             labels = Map.copyOf(requireNonNull(labels, "labels is null"));
             requireNonNull(policy, "policy is null");
             requireNonNull(mode, "mode is null");
+            requireNonNull(expiry, "expiry is null");
+        }
+
+        /** A create of a sandbox that never expires. */
+        public Create(
+                RequestMeta meta,
+                String workspace,
+                String name,
+                StoredSpec spec,
+                Map<String, String> labels,
+                PolicyDocument policy,
+                PolicyMode mode,
+                boolean waitUntilReady) {
+            this(meta, workspace, name, spec, labels, policy, mode, waitUntilReady, Optional.empty());
+        }
+    }
+
+    /** A renewal of the lease of the execution {@code executionToken} names (required: a well-formed token). */
+    public record RenewLease(RequestMeta meta, Target target, String executionToken) {
+        public RenewLease {
+            requireNonNull(meta, "meta is null");
+            requireNonNull(target, "target is null");
+            requireNonNull(executionToken, "executionToken is null");
+        }
+
+        @Override
+        public String toString() {
+            return "RenewLease[target=" + target + ", executionToken=(present)]";
         }
     }
 

@@ -69,6 +69,8 @@ public final class Lifecycle implements AutoCloseable {
     private final Transitions transitions;
     private final RequestLedger ledger;
     private final Reconciler reconciler;
+    private final Leases leases;
+    private final Expiry expiry;
     private volatile GatewayObserver observer = GatewayObserver.NONE;
 
     public Lifecycle(
@@ -104,6 +106,13 @@ public final class Lifecycle implements AutoCloseable {
         this.ledger = new RequestLedger(store, targets, locks, transitions, clock);
         this.reconciler =
                 new Reconciler(store, driver, locks, transitions, ledger, hub, clock, settings, this::observer);
+        this.leases = new Leases(ledger, locks, transitions, tokens, hub, clock);
+        this.expiry = new Expiry(store, this, locks, tokens, hub, clock, settings.defaultWait());
+    }
+
+    /** The expiry loop (for tests in this package). */
+    Expiry expiry() {
+        return expiry;
     }
 
     private Reconciler reconciler() {
@@ -202,6 +211,15 @@ public final class Lifecycle implements AutoCloseable {
 
     public MutationReply updatePolicy(Commands.UpdatePolicy c, Duration maxWait) {
         return updatePolicy(c, CallDeadline.waiting(maxWait));
+    }
+
+    public MutationReply renewLease(Commands.RenewLease c, Duration maxWait) {
+        return renewLease(c, CallDeadline.waiting(maxWait));
+    }
+
+    /** Renews the idle lease of the execution the token names; see {@link Leases}. */
+    public MutationReply renewLease(Commands.RenewLease c, CallDeadline deadline) {
+        return leases.renew(c, deadline);
     }
 
     public MutationReply create(Commands.Create c, CallDeadline deadline) {
@@ -368,7 +386,9 @@ public final class Lifecycle implements AutoCloseable {
                         Optional.of(pending),
                         0,
                         now,
-                        now));
+                        now,
+                        c.expiry(),
+                        c.expiry().map(e -> e.leaseFor(1, now))));
                 tx.insertPolicyRevision(new PolicyRevisionRecord(
                         id, 1, c.policy().digest(), c.policy().canonicalDocument(), now));
                 adm.recordPending(tx, id, 1);
@@ -518,11 +538,12 @@ public final class Lifecycle implements AutoCloseable {
 
     /**
      * Completes every transition left pending (by a crash or a timed-out driver call) with its committed input, then
-     * reconciles the store against the driver's list and subscribes to the driver's events. Call once, before
-     * serving.
+     * reconciles the store against the driver's list and subscribes to the driver's events, then starts the expiry
+     * loop (which acts at once on every lease that fell due while the gateway was down). Call once, before serving.
      */
     public void recover() {
         reconciler.recover();
+        expiry.start();
     }
 
     /**
@@ -536,6 +557,7 @@ public final class Lifecycle implements AutoCloseable {
     /** Stops the driver subscription and background work. Leaves every sandbox and the driver as they are. */
     @Override
     public void close() {
+        expiry.close();
         ledger.close();
         reconciler.close();
         calls.close();

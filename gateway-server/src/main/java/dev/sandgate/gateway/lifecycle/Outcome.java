@@ -10,5 +10,6 @@ public enum Outcome {
     DELETED_NOW,
     NOTHING_DELETED,
     ADMITTED,
-    UNCHANGED
+    UNCHANGED,
+    RENEWED
 }

@@ -292,12 +292,13 @@ final class RequestLedger {
     }
 
     /** Definitive answers are recorded for replays; bad input, busy sandboxes and pending transitions are not. */
-    private static boolean recordable(ErrorReason reason) {
+    static boolean recordable(ErrorReason reason) {
         return switch (reason) {
             case SANDBOX_NOT_FOUND,
                     SANDBOX_ALREADY_EXISTS,
                     SANDBOX_ID_MISMATCH,
                     STALE_EXECUTION,
+                    NOT_RUNNING,
                     EXECUTION_TOKEN_INVALID,
                     POLICY_FROZEN,
                     STATIC_POLICY_CHANGE_REQUIRES_STOP,

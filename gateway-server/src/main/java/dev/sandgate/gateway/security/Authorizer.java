@@ -76,8 +76,13 @@ final class Authorizer {
             case GET_OPERATION ->
                 // a request id is bound to its principal (the lifecycle answers no one else)
                 current.knows(principal) ? Decision.allow(request) : Decision.deny("no role in any workspace");
-            case GET_SANDBOX, GET_SANDBOX_POLICY, STOP_SANDBOX, START_SANDBOX, DELETE_SANDBOX, UPDATE_SANDBOX_POLICY ->
-                target(current, principal, facts, needed, request);
+            case GET_SANDBOX,
+                    GET_SANDBOX_POLICY,
+                    STOP_SANDBOX,
+                    START_SANDBOX,
+                    DELETE_SANDBOX,
+                    UPDATE_SANDBOX_POLICY,
+                    RENEW_SANDBOX_LEASE -> target(current, principal, facts, needed, request);
         };
     }
 

@@ -8,6 +8,8 @@ import dev.sandgate.api.v1.GetOperationRequest;
 import dev.sandgate.api.v1.GetSandboxPolicyRequest;
 import dev.sandgate.api.v1.GetSandboxRequest;
 import dev.sandgate.api.v1.ListSandboxesRequest;
+import dev.sandgate.api.v1.RenewSandboxLeaseRequest;
+import dev.sandgate.api.v1.RenewSandboxLeaseResponse;
 import dev.sandgate.api.v1.SandboxTarget;
 import dev.sandgate.api.v1.StartSandboxRequest;
 import dev.sandgate.api.v1.StartSandboxResponse;
@@ -35,6 +37,7 @@ record CallFacts(String workspace, String name, String sandboxId, String request
             case StartSandboxRequest r -> target(r.getTarget(), r.getRequestId());
             case DeleteSandboxRequest r -> target(r.getTarget(), r.getRequestId());
             case UpdateSandboxPolicyRequest r -> target(r.getTarget(), r.getRequestId());
+            case RenewSandboxLeaseRequest r -> target(r.getTarget(), r.getRequestId());
             case ListSandboxesRequest r -> new CallFacts(r.getWorkspace(), "", "", "", false);
             case WatchSandboxesRequest r -> new CallFacts(r.getWorkspace(), "", "", "", false);
             case GetOperationRequest r -> new CallFacts("", "", "", r.getRequestId(), false);
@@ -54,6 +57,7 @@ record CallFacts(String workspace, String name, String sandboxId, String request
             case StartSandboxResponse r -> r.getSandbox().getId();
             case DeleteSandboxResponse r -> r.getSandboxId();
             case UpdateSandboxPolicyResponse r -> r.getSandbox().getId();
+            case RenewSandboxLeaseResponse r -> r.getSandbox().getId();
             default -> "";
         };
     }

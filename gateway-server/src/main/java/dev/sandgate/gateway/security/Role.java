@@ -7,7 +7,7 @@ import java.util.Locale;
 enum Role {
     /** GetSandbox, ListSandboxes, WatchSandboxes, GetOperation, GetSandboxPolicy. */
     VIEWER,
-    /** And CreateSandbox, StopSandbox, StartSandbox, DeleteSandbox. */
+    /** And CreateSandbox, StopSandbox, StartSandbox, DeleteSandbox, RenewSandboxLease. */
     OPERATOR,
     /** And UpdateSandboxPolicy. */
     ADMIN;
@@ -36,7 +36,7 @@ enum Role {
     static Role required(ApiMethod method) {
         return switch (method) {
             case GET_SANDBOX, LIST_SANDBOXES, WATCH_SANDBOXES, GET_OPERATION, GET_SANDBOX_POLICY -> VIEWER;
-            case CREATE_SANDBOX, STOP_SANDBOX, START_SANDBOX, DELETE_SANDBOX -> OPERATOR;
+            case CREATE_SANDBOX, STOP_SANDBOX, START_SANDBOX, DELETE_SANDBOX, RENEW_SANDBOX_LEASE -> OPERATOR;
             case UPDATE_SANDBOX_POLICY -> ADMIN;
         };
     }

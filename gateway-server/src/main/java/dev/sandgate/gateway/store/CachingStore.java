@@ -265,6 +265,11 @@ final class CachingStore implements Store, WriteObserver {
         }
 
         @Override
+        public List<DueLease> leasesByDue(int limit) {
+            return tx.leasesByDue(limit);
+        }
+
+        @Override
         public List<SandboxRecord> pendingSandboxes() {
             return tx.pendingSandboxes();
         }

@@ -175,7 +175,9 @@ final class CommittedRows {
                 stored(s.pending()),
                 u.fromVersion() + 1,
                 before.createTime(),
-                millis(s.updateTime()));
+                millis(s.updateTime()),
+                before.expiry(),
+                s.lease());
     }
 
     /** An inserted row as a read returns it; {@code decoded} and {@code conditions} as a read decodes them. */
@@ -201,7 +203,9 @@ final class CommittedRows {
                 stored(s.pending()),
                 1,
                 millis(s.createTime()),
-                millis(s.updateTime()));
+                millis(s.updateTime()),
+                s.expiry(),
+                s.lease());
     }
 
     private static Optional<PendingTransition> stored(Optional<PendingTransition> pending) {

@@ -15,6 +15,8 @@ public record ConditionRecord(String type, String message, Instant time) {
     public static final String LAST_OPERATION_FAILED = "LAST_OPERATION_FAILED";
     public static final String RUNTIME_MISSING = "RUNTIME_MISSING";
     public static final String RUNTIME_DETAIL = "RUNTIME_DETAIL";
+    /** The gateway stopped the execution because its lease expired (the message names the generation and deadline). */
+    public static final String EXPIRED = "EXPIRED";
 
     public ConditionRecord {
         requireNonNull(type, "type is null");

@@ -5,6 +5,8 @@ import com.google.gson.JsonElement;
 import com.google.gson.JsonObject;
 import com.google.protobuf.ByteString;
 import dev.sandgate.gateway.store.StoreJson.Strings;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -58,7 +60,54 @@ final class ReplyJson {
         o.addProperty("resource_version", s.resourceVersion());
         o.addProperty("create_time", s.createTime().toString());
         o.addProperty("update_time", s.updateTime().toString());
+        s.expiry().ifPresent(e -> {
+            JsonObject expiry = new JsonObject();
+            e.ttl().ifPresent(ttl -> expiry.addProperty("ttl_ms", ttl.toMillis()));
+            e.idleTimeout().ifPresent(idle -> expiry.addProperty("idle_ms", idle.toMillis()));
+            expiry.addProperty("action", e.action().name());
+            o.add("expiry", expiry);
+        });
+        s.lease().ifPresent(l -> {
+            JsonObject lease = new JsonObject();
+            lease.addProperty("generation", l.generation());
+            l.ttlDeadline().ifPresent(t -> lease.addProperty("ttl_deadline", t.toString()));
+            l.idleDeadline().ifPresent(t -> lease.addProperty("idle_deadline", t.toString()));
+            lease.addProperty("renew_time", l.renewTime().toString());
+            lease.addProperty("armed", l.armed());
+            o.add("lease", lease);
+        });
         return o;
+    }
+
+    /** The expiry policy of an answer; absent in answers recorded before expiry existed. */
+    private static Optional<ExpiryRecord> expiry(JsonObject o) {
+        if (!o.has("expiry")) {
+            return Optional.empty();
+        }
+        JsonObject e = o.getAsJsonObject("expiry");
+        return Optional.of(new ExpiryRecord(
+                e.has("ttl_ms") ? Optional.of(Duration.ofMillis(e.get("ttl_ms").getAsLong())) : Optional.empty(),
+                e.has("idle_ms")
+                        ? Optional.of(Duration.ofMillis(e.get("idle_ms").getAsLong()))
+                        : Optional.empty(),
+                ExpiryRecord.Action.valueOf(e.get("action").getAsString())));
+    }
+
+    private static Optional<LeaseRecord> lease(JsonObject o) {
+        if (!o.has("lease")) {
+            return Optional.empty();
+        }
+        JsonObject l = o.getAsJsonObject("lease");
+        return Optional.of(new LeaseRecord(
+                l.get("generation").getAsLong(),
+                instant(l, "ttl_deadline"),
+                instant(l, "idle_deadline"),
+                Instant.parse(l.get("renew_time").getAsString()),
+                l.get("armed").getAsBoolean()));
+    }
+
+    private static Optional<Instant> instant(JsonObject o, String key) {
+        return o.has(key) ? Optional.of(Instant.parse(o.get(key).getAsString())) : Optional.empty();
     }
 
     static SandboxRecord sandbox(JsonObject o) {
@@ -101,7 +150,9 @@ final class ReplyJson {
                 Optional.empty(),
                 o.get("resource_version").getAsLong(),
                 Instant.parse(o.get("create_time").getAsString()),
-                Instant.parse(o.get("update_time").getAsString()));
+                Instant.parse(o.get("update_time").getAsString()),
+                expiry(o),
+                lease(o));
     }
 
     static JsonObject revision(PolicyRevisionRecord r) {

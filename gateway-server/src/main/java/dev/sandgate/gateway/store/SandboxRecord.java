@@ -34,6 +34,8 @@ import java.util.Optional;
  * @param resourceVersion increases with every committed change
  * @param createTime when the sandbox was created
  * @param updateTime when it last changed
+ * @param expiry the expiry policy given at create; empty: the sandbox never expires
+ * @param lease the lease of the latest claimed execution; present exactly when {@code expiry} is
  */
 public record SandboxRecord(
         String id,
@@ -56,7 +58,9 @@ public record SandboxRecord(
         Optional<PendingTransition> pending,
         long resourceVersion,
         Instant createTime,
-        Instant updateTime) {
+        Instant updateTime,
+        Optional<ExpiryRecord> expiry,
+        Optional<LeaseRecord> lease) {
     public SandboxRecord {
         requireNonNull(id, "id is null");
         requireNonNull(workspace, "workspace is null");
@@ -74,6 +78,57 @@ public record SandboxRecord(
         requireNonNull(pending, "pending is null");
         requireNonNull(createTime, "createTime is null");
         requireNonNull(updateTime, "updateTime is null");
+        requireNonNull(expiry, "expiry is null");
+        requireNonNull(lease, "lease is null");
+    }
+
+    /** A sandbox that never expires. */
+    public SandboxRecord(
+            String id,
+            String workspace,
+            String name,
+            SandboxPhase phase,
+            long generation,
+            Instant generationStart,
+            long launchRevision,
+            String launchDigest,
+            long runtimeGeneration,
+            String runtimeState,
+            String runtimeDetail,
+            PolicyMode policyMode,
+            long admittedRevision,
+            String admittedDigest,
+            StoredSpec spec,
+            Map<String, String> labels,
+            List<ConditionRecord> conditions,
+            Optional<PendingTransition> pending,
+            long resourceVersion,
+            Instant createTime,
+            Instant updateTime) {
+        this(
+                id,
+                workspace,
+                name,
+                phase,
+                generation,
+                generationStart,
+                launchRevision,
+                launchDigest,
+                runtimeGeneration,
+                runtimeState,
+                runtimeDetail,
+                policyMode,
+                admittedRevision,
+                admittedDigest,
+                spec,
+                labels,
+                conditions,
+                pending,
+                resourceVersion,
+                createTime,
+                updateTime,
+                Optional.empty(),
+                Optional.empty());
     }
 
     public SandboxRef ref() {
@@ -101,6 +156,7 @@ public record SandboxRecord(
         private Optional<PendingTransition> pending;
         private long resourceVersion;
         private Instant updateTime;
+        private Optional<LeaseRecord> lease;
 
         private Builder(SandboxRecord base) {
             this.base = base;
@@ -118,6 +174,7 @@ public record SandboxRecord(
             this.pending = base.pending;
             this.resourceVersion = base.resourceVersion;
             this.updateTime = base.updateTime;
+            this.lease = base.lease;
         }
 
         public Builder phase(SandboxPhase value) {
@@ -125,12 +182,28 @@ public record SandboxRecord(
             return this;
         }
 
-        /** Claims {@code newGeneration} with the policy revision captured for it. */
+        /**
+         * Claims {@code newGeneration} with the policy revision captured for it. With an expiry policy, the new
+         * execution gets its own lease, from {@code at}, and the previous execution's {@code EXPIRED} condition goes.
+         */
         public Builder claim(long newGeneration, long revision, String digest, Instant at) {
             this.generation = newGeneration;
             this.generationStart = at;
             this.launchRevision = revision;
             this.launchDigest = digest;
+            if (base.expiry.isPresent()) {
+                this.lease = Optional.of(base.expiry.get().leaseFor(newGeneration, at));
+                conditions.removeIf(c -> c.type().equals(ConditionRecord.EXPIRED));
+            }
+            return this;
+        }
+
+        /** Replaces the lease (a renewal, or the gateway having acted on its expiry). */
+        public Builder lease(LeaseRecord value) {
+            if (base.expiry.isEmpty()) {
+                throw new IllegalStateException("sandbox " + base.id + " has no expiry policy, so no lease");
+            }
+            this.lease = Optional.of(value);
             return this;
         }
 
@@ -196,7 +269,9 @@ public record SandboxRecord(
                     pending,
                     resourceVersion,
                     base.createTime,
-                    updateTime);
+                    updateTime,
+                    base.expiry,
+                    lease);
         }
     }
 

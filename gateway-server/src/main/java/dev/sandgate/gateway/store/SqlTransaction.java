@@ -221,6 +221,23 @@ final class SqlTransaction implements StoreTransaction {
     }
 
     @Override
+    public List<DueLease> leasesByDue(int limit) {
+        try {
+            PreparedStatement statement = db.prepare(SELECT_LEASES_BY_DUE);
+            bind(statement, List.of((long) limit));
+            List<DueLease> rows = new ArrayList<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    rows.add(StoreRows.dueLease(rs));
+                }
+            }
+            return rows;
+        } catch (SQLException e) {
+            throw new StoreException("reading leases failed", e);
+        }
+    }
+
+    @Override
     public void insertPolicyRevision(PolicyRevisionRecord r) {
         requireWritable();
         try {

@@ -5,6 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Locale;
@@ -68,7 +69,15 @@ final class StoreRows {
                 nullable(p.map(t -> t.since().toEpochMilli())),
                 1L,
                 s.createTime().toEpochMilli(),
-                s.updateTime().toEpochMilli());
+                s.updateTime().toEpochMilli(),
+                nullable(s.expiry().flatMap(ExpiryRecord::ttl).map(Duration::toMillis)),
+                nullable(s.expiry().flatMap(ExpiryRecord::idleTimeout).map(Duration::toMillis)),
+                nullable(s.expiry().map(e -> e.action().name())),
+                nullable(s.lease().map(LeaseRecord::generation)),
+                nullable(s.lease().flatMap(LeaseRecord::ttlDeadline).map(Instant::toEpochMilli)),
+                nullable(s.lease().flatMap(LeaseRecord::idleDeadline).map(Instant::toEpochMilli)),
+                nullable(s.lease().map(l -> l.renewTime().toEpochMilli())),
+                nullable(s.lease().flatMap(LeaseRecord::due).map(Instant::toEpochMilli)));
     }
 
     /** The parameters of {@link StoreStatements#UPDATE_SANDBOX}: the columns it writes, then the id and version. */
@@ -91,6 +100,11 @@ final class StoreRows {
                 nullable(p.flatMap(PendingTransition::requestId)),
                 nullable(p.map(PendingTransition::expectedGeneration)),
                 nullable(p.map(t -> t.since().toEpochMilli())),
+                nullable(s.lease().map(LeaseRecord::generation)),
+                nullable(s.lease().flatMap(LeaseRecord::ttlDeadline).map(Instant::toEpochMilli)),
+                nullable(s.lease().flatMap(LeaseRecord::idleDeadline).map(Instant::toEpochMilli)),
+                nullable(s.lease().map(l -> l.renewTime().toEpochMilli())),
+                nullable(s.lease().flatMap(LeaseRecord::due).map(Instant::toEpochMilli)),
                 nextVersion,
                 s.updateTime().toEpochMilli(),
                 s.id(),
@@ -129,6 +143,24 @@ final class StoreRows {
         long resourceVersion = rs.getLong("resource_version");
         Instant createTime = millis(rs, "create_ms");
         Instant updateTime = millis(rs, "update_ms");
+        Optional<ExpiryRecord> expiry = Optional.empty();
+        String action = rs.getString("expiry_action");
+        if (action != null) {
+            expiry = Optional.of(new ExpiryRecord(
+                    optionalMillis(rs, "expiry_ttl_ms").map(Duration::ofMillis),
+                    optionalMillis(rs, "expiry_idle_ms").map(Duration::ofMillis),
+                    ExpiryRecord.Action.valueOf(action)));
+        }
+        Optional<LeaseRecord> lease = Optional.empty();
+        long leaseGeneration = rs.getLong("lease_generation");
+        if (!rs.wasNull()) {
+            lease = Optional.of(new LeaseRecord(
+                    leaseGeneration,
+                    optionalMillis(rs, "lease_ttl_deadline_ms").map(Instant::ofEpochMilli),
+                    optionalMillis(rs, "lease_idle_deadline_ms").map(Instant::ofEpochMilli),
+                    millis(rs, "lease_renew_ms"),
+                    optionalMillis(rs, "lease_due_ms").isPresent()));
+        }
         return new SandboxRecord(
                 id,
                 workspace,
@@ -150,7 +182,19 @@ final class StoreRows {
                 pending,
                 resourceVersion,
                 createTime,
-                updateTime);
+                updateTime,
+                expiry,
+                lease);
+    }
+
+    /** A row of {@link StoreStatements#SELECT_LEASES_BY_DUE}. */
+    static DueLease dueLease(ResultSet rs) throws SQLException {
+        return new DueLease(rs.getString("id"), rs.getLong("lease_generation"), millis(rs, "lease_due_ms"));
+    }
+
+    private static Optional<Long> optionalMillis(ResultSet rs, String column) throws SQLException {
+        long value = rs.getLong(column);
+        return rs.wasNull() ? Optional.empty() : Optional.of(value);
     }
 
     /** A row of {@link StoreStatements#RUNTIME_COLUMNS}: its conditions are decoded only when it has any. */

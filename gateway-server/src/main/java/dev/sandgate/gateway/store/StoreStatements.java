@@ -17,7 +17,9 @@ final class StoreStatements {
             + " launch_revision, launch_digest, runtime_generation, runtime_state, runtime_detail, policy_mode,"
             + " admitted_revision, admitted_digest,"
             + " spec_json, labels_json, conditions_json, pending_operation, pending_operation_id, pending_request_id,"
-            + " pending_expected_gen, pending_since_ms, resource_version, create_ms, update_ms";
+            + " pending_expected_gen, pending_since_ms, resource_version, create_ms, update_ms,"
+            + " expiry_ttl_ms, expiry_idle_ms, expiry_action, lease_generation, lease_ttl_deadline_ms,"
+            + " lease_idle_deadline_ms, lease_renew_ms, lease_due_ms";
 
     static final String SELECT_SANDBOX = "SELECT " + SANDBOX_COLUMNS + " FROM sandbox WHERE id = ?";
 
@@ -25,7 +27,8 @@ final class StoreStatements {
             "SELECT " + SANDBOX_COLUMNS + " FROM sandbox WHERE workspace = ? AND name = ?";
 
     private static final String INSERT_SANDBOX_VALUES = "INSERT INTO sandbox (" + SANDBOX_COLUMNS + ")"
-            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,"
+            + " ?, ?, ?, ?, ?, ?, ?, ?)";
 
     static final String INSERT_LABEL =
             "INSERT INTO sandbox_label (sandbox_id, label_key, label_value) VALUES (?, ?, ?)";
@@ -35,7 +38,8 @@ final class StoreStatements {
             + " launch_revision = ?, launch_digest = ?, runtime_generation = ?, runtime_state = ?, runtime_detail = ?,"
             + " admitted_revision = ?, admitted_digest = ?, conditions_json = ?, pending_operation = ?,"
             + " pending_operation_id = ?, pending_request_id = ?, pending_expected_gen = ?, pending_since_ms = ?,"
-            + " resource_version = ?, update_ms = ? WHERE id = ? AND resource_version = ?";
+            + " lease_generation = ?, lease_ttl_deadline_ms = ?, lease_idle_deadline_ms = ?, lease_renew_ms = ?,"
+            + " lease_due_ms = ?, resource_version = ?, update_ms = ? WHERE id = ? AND resource_version = ?";
 
     static final String DELETE_SANDBOX = "DELETE FROM sandbox WHERE id = ? AND resource_version = ?";
 
@@ -75,6 +79,13 @@ final class StoreStatements {
 
     static final String SELECT_RUNTIME_STATES_AFTER = "SELECT " + RUNTIME_COLUMNS
             + " FROM sandbox WHERE (workspace, name) > (?, ?) ORDER BY workspace, name LIMIT ?";
+
+    /**
+     * The earliest armed leases, by the partial index on their due time (sandbox_lease_due): the expiry loop's one
+     * query, which reads only the leases that are due or next, never the whole table.
+     */
+    static final String SELECT_LEASES_BY_DUE = "SELECT id, lease_generation, lease_due_ms FROM sandbox"
+            + " WHERE lease_due_ms IS NOT NULL ORDER BY lease_due_ms LIMIT ?";
 
     static final String INSERT_POLICY_REVISION =
             "INSERT INTO policy_revision (sandbox_id, revision, digest, document, admit_ms) VALUES (?, ?, ?, ?, ?)";

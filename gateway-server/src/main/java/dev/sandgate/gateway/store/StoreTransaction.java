@@ -38,6 +38,12 @@ public interface StoreTransaction {
     /** Every sandbox with a pending transition. */
     List<SandboxRecord> pendingSandboxes();
 
+    /**
+     * The armed leases with the earliest due times, at most {@code limit}, earliest first: read by an index on the due
+     * time, so the cost does not grow with the number of sandboxes.
+     */
+    List<DueLease> leasesByDue(int limit);
+
     void insertPolicyRevision(PolicyRevisionRecord revision);
 
     Optional<PolicyRevisionRecord> policyRevision(String sandboxId, long revision);

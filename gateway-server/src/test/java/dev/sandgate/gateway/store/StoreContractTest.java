@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.google.protobuf.ByteString;
 import dev.sandgate.gateway.policy.PolicyDocument;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -123,6 +124,77 @@ abstract class StoreContractTest {
                 }))
                 .isInstanceOf(StaleRecordException.class);
         assertThat(store.sandbox(v1.id())).isPresent();
+    }
+
+    @Test
+    @DisplayName("an expiry policy and its lease read back as written; a claim gives the new execution its own lease")
+    void expiryAndLease() {
+        ExpiryRecord expiry = new ExpiryRecord(
+                Optional.of(Duration.ofMinutes(10)), Optional.of(Duration.ofSeconds(90)), ExpiryRecord.Action.DELETE);
+        SandboxRecord written = insert(StoreRecords.expiring("a", expiry, FINE));
+
+        SandboxRecord read = sandboxRead(written.id()).orElseThrow();
+        assertThat(store.sandbox(written.id())).contains(read);
+        assertThat(read.lease()).isEqualTo(written.lease());
+        assertThat(read.expiry()).contains(expiry);
+        assertThat(read.lease().orElseThrow().ttlDeadline())
+                .contains(millis(FINE).plus(Duration.ofMinutes(10)));
+        assertThat(read.lease().orElseThrow().due()).contains(millis(FINE).plusSeconds(90));
+
+        Instant later = FINE.plusSeconds(30);
+        SandboxRecord renewed = store.write(tx -> tx.updateSandbox(read.toBuilder()
+                .lease(read.lease().orElseThrow().renewed(expiry, later))
+                .build()));
+        assertThat(sandboxRead(written.id())).contains(renewed);
+        assertThat(store.sandbox(written.id())).contains(renewed);
+        assertThat(renewed.lease().orElseThrow().idleDeadline())
+                .contains(millis(later).plusSeconds(90));
+
+        Instant start = millis(FINE).plusSeconds(60);
+        SandboxRecord claimed = store.write(tx ->
+                tx.updateSandbox(renewed.toBuilder().claim(2, 1, "d", start).build()));
+        SandboxRecord again = sandboxRead(written.id()).orElseThrow();
+        assertThat(again).isEqualTo(claimed);
+        assertThat(store.sandbox(written.id())).contains(claimed);
+        assertThat(again.lease().orElseThrow().generation()).isEqualTo(2);
+        assertThat(again.lease().orElseThrow().renewTime()).isEqualTo(millis(start));
+        assertThat(sandboxRead(insert(StoreRecords.sandbox("plain")).id())
+                        .orElseThrow()
+                        .lease())
+                .isEmpty();
+    }
+
+    @Test
+    @DisplayName("armed leases come earliest due first, up to the limit; disarmed leases and plain sandboxes never")
+    void leasesByDue() {
+        ExpiryRecord ttl =
+                new ExpiryRecord(Optional.of(Duration.ofSeconds(10)), Optional.empty(), ExpiryRecord.Action.STOP);
+        SandboxRecord late = insert(StoreRecords.expiring("late", ttl, FINE.plusSeconds(20)));
+        SandboxRecord early = insert(StoreRecords.expiring("early", ttl, FINE));
+        SandboxRecord disarmed = insert(StoreRecords.expiring("done", ttl, FINE.minusSeconds(5)));
+        insert(StoreRecords.sandbox("plain"));
+        store.write(tx -> tx.updateSandbox(disarmed.toBuilder()
+                .lease(disarmed.lease().orElseThrow().disarmed())
+                .build()));
+
+        List<DueLease> all = store.read(tx -> tx.leasesByDue(10));
+        List<DueLease> first = store.read(tx -> tx.leasesByDue(1));
+
+        assertThat(all)
+                .containsExactly(
+                        new DueLease(early.id(), 1, millis(FINE).plusSeconds(10)),
+                        new DueLease(late.id(), 1, millis(FINE).plusSeconds(30)));
+        assertThat(first).containsExactly(all.getFirst());
+        assertThat(sandboxRead(disarmed.id())
+                        .orElseThrow()
+                        .lease()
+                        .orElseThrow()
+                        .armed())
+                .isFalse();
+    }
+
+    private static Instant millis(Instant instant) {
+        return Instant.ofEpochMilli(instant.toEpochMilli());
     }
 
     @Test

@@ -60,6 +60,6 @@ class StoreMigrationTest {
             int pruned = store.write(tx -> tx.pruneRequests(Instant.ofEpochMilli(3000), 10));
             assertThat(pruned).isEqualTo(1);
         }
-        assertThat(indexes(url)).containsExactly("sandbox_label_lookup", "sandbox_workspace_name");
+        assertThat(indexes(url)).containsExactly("sandbox_label_lookup", "sandbox_lease_due", "sandbox_workspace_name");
     }
 }

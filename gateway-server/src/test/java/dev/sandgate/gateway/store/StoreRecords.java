@@ -81,4 +81,33 @@ final class StoreRecords {
                 now,
                 now);
     }
+
+    /** A READY sandbox named {@code name} in workspace "team" with {@code expiry} and the lease of generation 1. */
+    static SandboxRecord expiring(String name, ExpiryRecord expiry, Instant claimTime) {
+        SandboxRecord plain = sandbox("team", name);
+        return new SandboxRecord(
+                plain.id(),
+                plain.workspace(),
+                plain.name(),
+                plain.phase(),
+                1,
+                claimTime,
+                plain.launchRevision(),
+                plain.launchDigest(),
+                plain.runtimeGeneration(),
+                plain.runtimeState(),
+                plain.runtimeDetail(),
+                plain.policyMode(),
+                plain.admittedRevision(),
+                plain.admittedDigest(),
+                plain.spec(),
+                plain.labels(),
+                plain.conditions(),
+                plain.pending(),
+                0,
+                claimTime,
+                claimTime,
+                Optional.of(expiry),
+                Optional.of(expiry.leaseFor(1, claimTime)));
+    }
 }

@@ -1,0 +1,94 @@
+package dev.sandgate.gateway.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.google.protobuf.Duration;
+import dev.sandgate.api.v1.CreateSandboxRequest;
+import dev.sandgate.api.v1.ExpiryPolicy;
+import dev.sandgate.api.v1.GetSandboxRequest;
+import dev.sandgate.api.v1.Phase;
+import dev.sandgate.api.v1.Sandbox;
+import dev.sandgate.api.v1.SandboxTarget;
+import dev.sandgate.driver.reference.ReferenceDriverProvider;
+import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.testing.GatewayProcess;
+import dev.sandgate.testing.ProcessTest;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Expiry deadlines live in the store: a gateway killed before a TTL passes still expires the sandbox on time. */
+@ProcessTest
+class ExpiryRestartTest {
+    @TempDir
+    Path root;
+
+    private final List<GatewayProcess> processes = new ArrayList<>();
+
+    @AfterEach
+    void stopProcesses() {
+        processes.forEach(GatewayProcess::close);
+    }
+
+    private GatewayProcess gateway(String name) throws Exception {
+        GatewayProcess process = GatewayProcess.start(
+                root,
+                name,
+                System.getProperty("java.class.path"),
+                GatewayMain.class.getName(),
+                List.of(
+                        "--data-dir",
+                        root.resolve("data").toString(),
+                        "--driver",
+                        ReferenceDriverProvider.NAME,
+                        "--driver-property",
+                        ReferenceDriverProvider.DIRECTORY + "=" + root.resolve("backend"),
+                        "--gateway-id",
+                        "expiry-gw"));
+        processes.add(process);
+        return process;
+    }
+
+    private static Sandbox get(GatewayProcess gateway, String id) {
+        return gateway.stub()
+                .getSandbox(GetSandboxRequest.newBuilder()
+                        .setTarget(SandboxTarget.newBuilder().setId(id))
+                        .build())
+                .getSandbox();
+    }
+
+    @Test
+    @DisplayName("a sandbox whose TTL passes while the gateway is down (SIGKILL) is stopped by the restarted one")
+    void ttlSurvivesAKill() throws Exception {
+        GatewayProcess first = gateway("first");
+        // Long enough that the kill lands before the deadline even on a slow machine; the restart takes longer.
+        Sandbox created = first.stub()
+                .createSandbox(CreateSandboxRequest.newBuilder()
+                        .setWorkspace("team")
+                        .setName("ttl")
+                        .setSpec(TestGateway.busybox())
+                        .setExpiry(ExpiryPolicy.newBuilder()
+                                .setTtl(Duration.newBuilder().setSeconds(2)))
+                        .build())
+                .getSandbox();
+        Instant deadline = Instant.ofEpochSecond(
+                created.getLease().getTtlDeadline().getSeconds(),
+                created.getLease().getTtlDeadline().getNanos());
+        first.kill();
+        assertThat(Instant.now()).as("killed before the deadline").isBefore(deadline);
+
+        GatewayProcess second = gateway("second");
+
+        await().until(() -> get(second, created.getId()).getPhase() == Phase.STOPPED);
+        Sandbox stopped = get(second, created.getId());
+        assertThat(stopped.getCurrentExecution().getGeneration()).isEqualTo(1);
+        assertThat(stopped.getConditionsList())
+                .anySatisfy(c -> assertThat(c.getType()).isEqualTo("EXPIRED"));
+    }
+}
