@@ -21,7 +21,9 @@ public enum ApiMethod {
     DELETE_SANDBOX("DeleteSandbox", true),
     GET_OPERATION("GetOperation", false),
     GET_SANDBOX_POLICY("GetSandboxPolicy", false),
-    UPDATE_SANDBOX_POLICY("UpdateSandboxPolicy", true);
+    UPDATE_SANDBOX_POLICY("UpdateSandboxPolicy", true),
+    EXEC_SANDBOX("ExecSandbox", true),
+    STREAM_SANDBOX_LOGS("StreamSandboxLogs", false);
 
     private static final Map<String, ApiMethod> BY_WIRE_NAME =
             Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ApiMethod::wireName, Function.identity()));

@@ -56,5 +56,11 @@ public enum ErrorReason {
     /** The principal has no role that allows the call in the workspace it names; says nothing of the sandbox. */
     PERMISSION_DENIED,
     /** A gateway bug. */
-    INTERNAL
+    INTERNAL,
+    /** The driver does not offer what the call needs (exec, logs); refused before anything ran. */
+    CAPABILITY_UNSUPPORTED,
+    /** The call needs a running execution (exec), and the named one does not run. Nothing ran. */
+    NOT_RUNNING,
+    /** An exec with this request_id was admitted but its outcome is unknown (it ran, or runs, without a result). */
+    EXEC_OUTCOME_UNCERTAIN
 }

@@ -69,6 +69,7 @@ public final class Lifecycle implements AutoCloseable {
     private final Transitions transitions;
     private final RequestLedger ledger;
     private final Reconciler reconciler;
+    private final Execs execs;
     private volatile GatewayObserver observer = GatewayObserver.NONE;
 
     public Lifecycle(
@@ -104,6 +105,12 @@ public final class Lifecycle implements AutoCloseable {
         this.ledger = new RequestLedger(store, targets, locks, transitions, clock);
         this.reconciler =
                 new Reconciler(store, driver, calls, locks, transitions, ledger, hub, clock, settings, this::observer);
+        this.execs = new Execs(store, driver, capabilities, tokens, targets, clock);
+    }
+
+    /** Exec and logs, pinned to one execution (they take no lifecycle lock while they run). */
+    public Execs execs() {
+        return execs;
     }
 
     private Reconciler reconciler() {

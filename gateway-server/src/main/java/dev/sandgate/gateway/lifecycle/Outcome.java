@@ -10,5 +10,7 @@ public enum Outcome {
     DELETED_NOW,
     NOTHING_DELETED,
     ADMITTED,
-    UNCHANGED
+    UNCHANGED,
+    /** An exec ended with an exit code (recorded with the code). */
+    EXITED
 }

@@ -319,7 +319,10 @@ final class RequestLedger {
                     GATEWAY_SHUTTING_DOWN,
                     UNAUTHENTICATED,
                     PERMISSION_DENIED,
-                    INTERNAL -> false;
+                    INTERNAL,
+                    CAPABILITY_UNSUPPORTED,
+                    NOT_RUNNING,
+                    EXEC_OUTCOME_UNCERTAIN -> false;
         };
     }
 
