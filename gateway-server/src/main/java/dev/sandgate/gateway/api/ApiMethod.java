@@ -22,6 +22,7 @@ public enum ApiMethod {
     GET_OPERATION("GetOperation", false),
     GET_SANDBOX_POLICY("GetSandboxPolicy", false),
     UPDATE_SANDBOX_POLICY("UpdateSandboxPolicy", true),
+    RENEW_SANDBOX_LEASE("RenewSandboxLease", true),
     EXEC_SANDBOX("ExecSandbox", true),
     STREAM_SANDBOX_LOGS("StreamSandboxLogs", false);
 
