@@ -67,6 +67,10 @@ final class OperationCommand implements Runnable {
                 case UPDATE_POLICY ->
                     "policy revision "
                             + operation.getUpdatePolicy().getAdmitted().getRevision();
+                case RENEW_LEASE -> "lease renewed";
+                case EXEC ->
+                    "exited " + operation.getExec().getExitCode() + ", generation "
+                            + operation.getExec().getGeneration();
                 case RESULT_NOT_SET -> "";
             };
         }

@@ -45,6 +45,8 @@ import picocli.CommandLine.Spec;
             WatchCommand.class,
             PolicyCommand.class,
             OperationCommand.class,
+            ExecCommand.class,
+            LogsCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class SandgateCli implements Runnable {

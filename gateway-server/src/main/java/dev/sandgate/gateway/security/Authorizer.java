@@ -78,7 +78,8 @@ final class Authorizer {
                 current.knows(principal) ? Decision.allow(request) : Decision.deny("no role in any workspace");
             case GET_SANDBOX, GET_SANDBOX_POLICY, STOP_SANDBOX, START_SANDBOX, DELETE_SANDBOX, UPDATE_SANDBOX_POLICY ->
                 target(current, principal, facts, needed, request);
-            case EXEC_SANDBOX, STREAM_SANDBOX_LOGS, RENEW_SANDBOX_LEASE -> target(current, principal, facts, needed, request);
+            case EXEC_SANDBOX, STREAM_SANDBOX_LOGS, RENEW_SANDBOX_LEASE ->
+                target(current, principal, facts, needed, request);
         };
     }
 
