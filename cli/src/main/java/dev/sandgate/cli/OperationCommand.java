@@ -70,7 +70,9 @@ final class OperationCommand implements Runnable {
                 case RENEW_LEASE ->
                     "lease renewed, generation "
                             + operation.getRenewLease().getLease().getGeneration();
-                case EXEC -> "exec exit code " + operation.getExec().getExitCode();
+                case EXEC ->
+                    "exited " + operation.getExec().getExitCode() + ", generation "
+                            + operation.getExec().getGeneration();
                 case RESULT_NOT_SET -> "";
             };
         }

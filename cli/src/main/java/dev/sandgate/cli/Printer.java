@@ -47,6 +47,13 @@ final class Printer {
         out.flush();
     }
 
+    /** Text exactly as a command wrote it (exec and logs output), on standard output or standard error. */
+    synchronized void raw(String text, boolean error) {
+        PrintWriter to = error ? err : out;
+        to.print(text);
+        to.flush();
+    }
+
     void line(String text) {
         out.println(text);
         out.flush();

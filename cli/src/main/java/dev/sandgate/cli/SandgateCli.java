@@ -46,6 +46,8 @@ import picocli.CommandLine.Spec;
             PolicyCommand.class,
             OperationCommand.class,
             RenewCommand.class,
+            ExecCommand.class,
+            LogsCommand.class,
             CommandLine.HelpCommand.class
         })
 public final class SandgateCli implements Runnable {

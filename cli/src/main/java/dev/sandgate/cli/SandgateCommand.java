@@ -10,10 +10,14 @@ abstract class SandgateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** The exit status of a command that succeeded (exec: the command's exit code). */
+    int exitStatus;
+
     @Override
     public final Integer call() throws Exception {
         SandgateCli cli = (SandgateCli) spec.root().userObject();
-        return cli.withSession(this::run, sentRequestId());
+        int status = cli.withSession(this::run, sentRequestId());
+        return status == SandgateCli.EXIT_OK ? exitStatus : status;
     }
 
     abstract void run(Session session) throws Exception;

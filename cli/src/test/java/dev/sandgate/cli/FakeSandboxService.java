@@ -447,4 +447,59 @@ final class FakeSandboxService extends SandboxServiceGrpc.SandboxServiceImplBase
     private static Timestamp now() {
         return Timestamp.newBuilder().setSeconds(1_790_000_000L).build();
     }
+
+    /** Echoes the command's argv on stdout, {@code err} on stderr, and exits 3. */
+    @Override
+    public StreamObserver<dev.sandgate.api.v1.ExecSandboxRequest> execSandbox(
+            StreamObserver<dev.sandgate.api.v1.ExecSandboxResponse> reply) {
+        return new StreamObserver<>() {
+            @Override
+            public void onNext(dev.sandgate.api.v1.ExecSandboxRequest request) {
+                synchronized (FakeSandboxService.this) {
+                    received.add(request);
+                }
+                if (!request.hasStart()) {
+                    return;
+                }
+                var start = request.getStart();
+                reply.onNext(dev.sandgate.api.v1.ExecSandboxResponse.newBuilder()
+                        .setStarted(dev.sandgate.api.v1.ExecStarted.newBuilder().setGeneration(1))
+                        .build());
+                reply.onNext(dev.sandgate.api.v1.ExecSandboxResponse.newBuilder()
+                        .setStdout(com.google.protobuf.ByteString.copyFromUtf8(
+                                String.join(" ", start.getCommandList()) + "\n"))
+                        .build());
+                reply.onNext(dev.sandgate.api.v1.ExecSandboxResponse.newBuilder()
+                        .setStderr(com.google.protobuf.ByteString.copyFromUtf8("err\n"))
+                        .build());
+                reply.onNext(dev.sandgate.api.v1.ExecSandboxResponse.newBuilder()
+                        .setExited(dev.sandgate.api.v1.ExecResult.newBuilder().setExitCode(3))
+                        .build());
+                reply.onCompleted();
+            }
+
+            @Override
+            public void onError(Throwable t) {}
+
+            @Override
+            public void onCompleted() {}
+        };
+    }
+
+    /** One line on each stream. */
+    @Override
+    public synchronized void streamSandboxLogs(
+            dev.sandgate.api.v1.StreamSandboxLogsRequest request,
+            StreamObserver<dev.sandgate.api.v1.StreamSandboxLogsResponse> reply) {
+        received.add(request);
+        reply.onNext(dev.sandgate.api.v1.StreamSandboxLogsResponse.newBuilder()
+                .setStream(dev.sandgate.api.v1.LogStream.STDOUT)
+                .setData(com.google.protobuf.ByteString.copyFromUtf8("out\n"))
+                .build());
+        reply.onNext(dev.sandgate.api.v1.StreamSandboxLogsResponse.newBuilder()
+                .setStream(dev.sandgate.api.v1.LogStream.STDERR)
+                .setData(com.google.protobuf.ByteString.copyFromUtf8("err\n"))
+                .build());
+        reply.onCompleted();
+    }
 }

@@ -1248,4 +1248,61 @@ class SandgateCliTest {
                     .contains("static.memory_limit_bytes");
         }
     }
+
+    @Nested
+    class ExecAndLogs {
+        @Test
+        void execPrintsTheOutputAndExitsWithTheCommandsExitCode() {
+            gateway.add("demo", "hello");
+
+            Result result =
+                    sandgate("exec", "-w", "demo", "-n", "hello", "--execution-token", "T", "--", "ls", "-l", "/tmp");
+
+            assertThat(result.status()).isEqualTo(3);
+            assertThat(result.out()).isEqualTo("ls -l /tmp\n");
+            assertThat(result.err()).isEqualTo("err\n");
+            var start = gateway.lastReceived(dev.sandgate.api.v1.ExecSandboxRequest.class)
+                    .getStart();
+            assertThat(start.getExecutionToken()).isEqualTo("T");
+            assertThat(start.getTarget().getName()).isEqualTo("hello");
+            assertThat(start.getStdin()).isFalse();
+            assertThat(start.getRequestId()).isNotEmpty();
+        }
+
+        @Test
+        void execWithoutATokenUsesTheCurrentExecution() {
+            Sandbox sandbox = gateway.add("demo", "hello");
+
+            sandgate("exec", "-w", "demo", "-n", "hello", "--current", "--", "true");
+
+            assertThat(gateway.lastReceived(dev.sandgate.api.v1.ExecSandboxRequest.class)
+                            .getStart()
+                            .getExecutionToken())
+                    .isEqualTo(sandbox.getCurrentExecution().getExecutionToken());
+        }
+
+        @Test
+        void logsPrintsBothStreamsAndSendsFollowAndSince() {
+            gateway.add("demo", "hello");
+
+            Result result = sandgate(
+                    "logs",
+                    "-w",
+                    "demo",
+                    "-n",
+                    "hello",
+                    "--execution-token",
+                    "T",
+                    "-f",
+                    "--since",
+                    "2026-01-02T03:04:05Z");
+
+            assertThat(result.status()).isZero();
+            assertThat(result.out()).isEqualTo("out\n");
+            assertThat(result.err()).isEqualTo("err\n");
+            var request = gateway.lastReceived(dev.sandgate.api.v1.StreamSandboxLogsRequest.class);
+            assertThat(request.getFollow()).isTrue();
+            assertThat(request.getSince().getSeconds()).isEqualTo(1767323045L);
+        }
+    }
 }

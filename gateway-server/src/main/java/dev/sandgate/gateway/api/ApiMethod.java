@@ -22,7 +22,9 @@ public enum ApiMethod {
     GET_OPERATION("GetOperation", false),
     GET_SANDBOX_POLICY("GetSandboxPolicy", false),
     UPDATE_SANDBOX_POLICY("UpdateSandboxPolicy", true),
-    RENEW_SANDBOX_LEASE("RenewSandboxLease", true);
+    RENEW_SANDBOX_LEASE("RenewSandboxLease", true),
+    EXEC_SANDBOX("ExecSandbox", true),
+    STREAM_SANDBOX_LOGS("StreamSandboxLogs", false);
 
     private static final Map<String, ApiMethod> BY_WIRE_NAME =
             Arrays.stream(values()).collect(Collectors.toUnmodifiableMap(ApiMethod::wireName, Function.identity()));

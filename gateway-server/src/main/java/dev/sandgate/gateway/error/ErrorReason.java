@@ -15,7 +15,7 @@ public enum ErrorReason {
     SANDBOX_ID_MISMATCH,
     /** The expected execution token names an execution that is no longer the sandbox's current one. */
     STALE_EXECUTION,
-    /** The execution the request names is not running (RenewSandboxLease of a stopped execution). */
+    /** The execution the request names is not running (RenewSandboxLease, ExecSandbox of a stopped execution). */
     NOT_RUNNING,
     /** The expected execution token is well formed but its signature does not verify. */
     EXECUTION_TOKEN_INVALID,
@@ -58,5 +58,9 @@ public enum ErrorReason {
     /** The principal has no role that allows the call in the workspace it names; says nothing of the sandbox. */
     PERMISSION_DENIED,
     /** A gateway bug. */
-    INTERNAL
+    INTERNAL,
+    /** The driver does not offer what the call needs (exec, logs); refused before anything ran. */
+    CAPABILITY_UNSUPPORTED,
+    /** An exec with this request_id was admitted but its outcome is unknown (it ran, or runs, without a result). */
+    EXEC_OUTCOME_UNCERTAIN
 }

@@ -20,6 +20,9 @@ public final class GatewayException extends RuntimeException {
     /** A field path as drivers name one ({@code spec.image}, {@code policy.static.memory_limit_bytes}). */
     private static final java.util.regex.Pattern FIELD = java.util.regex.Pattern.compile("[a-z][A-Za-z0-9_.\\[\\]]*");
 
+    /** The subject of a driver's mismatch when the execution it was asked to act in does not run. */
+    public static final String RUNNING = "running";
+
     private final ErrorReason reason;
     private final String field;
     private final List<Mismatch> mismatches;
@@ -88,6 +91,31 @@ public final class GatewayException extends RuntimeException {
             case ABORTED -> new GatewayException(ErrorReason.DRIVER_ABORTED, message);
             case UNAVAILABLE, DEADLINE_EXCEEDED -> new GatewayException(ErrorReason.DRIVER_UNAVAILABLE, message);
             case INTERNAL -> new GatewayException(ErrorReason.DRIVER_INTERNAL, message);
+        };
+    }
+
+    /**
+     * The gateway's reading of a driver's refusal of a call pinned to one execution (exec, logs): a {@code generation}
+     * mismatch is STALE_EXECUTION (the execution named is no longer the resource's), a {@code running} mismatch is
+     * NOT_RUNNING, UNSUPPORTED is CAPABILITY_UNSUPPORTED; anything else reads as {@link #fromDriver}.
+     */
+    public static GatewayException fromPinnedCall(DriverException e) {
+        String message = "driver: " + e.getMessage();
+        return switch (e.code()) {
+            case FAILED_PRECONDITION -> {
+                boolean generation =
+                        e.mismatches().stream().anyMatch(m -> m.subject().equals(Mismatch.GENERATION));
+                boolean running =
+                        e.mismatches().stream().anyMatch(m -> m.subject().equals(RUNNING));
+                yield generation
+                        ? new GatewayException(ErrorReason.STALE_EXECUTION, message, null, e.mismatches(), Map.of())
+                        : running
+                                ? new GatewayException(ErrorReason.NOT_RUNNING, message, null, e.mismatches(), Map.of())
+                                : fromDriver(e);
+            }
+            case UNSUPPORTED -> new GatewayException(ErrorReason.CAPABILITY_UNSUPPORTED, message);
+            case INVALID_ARGUMENT, NOT_FOUND, ALREADY_EXISTS, ABORTED, UNAVAILABLE, DEADLINE_EXCEEDED, INTERNAL ->
+                fromDriver(e);
         };
     }
 

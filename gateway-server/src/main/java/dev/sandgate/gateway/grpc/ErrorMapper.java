@@ -42,7 +42,9 @@ public final class ErrorMapper {
                     STATIC_POLICY_CHANGE_REQUIRES_STOP,
                     DRIVER_CAPABILITY_MISSING,
                     RUNTIME_MISSING,
-                    RUNTIME_CONFLICT -> Status.Code.FAILED_PRECONDITION;
+                    RUNTIME_CONFLICT,
+                    EXEC_OUTCOME_UNCERTAIN -> Status.Code.FAILED_PRECONDITION;
+            case CAPABILITY_UNSUPPORTED -> Status.Code.UNIMPLEMENTED;
             case REVISION_MISMATCH, DRIVER_ABORTED, TRANSITION_CANCELLED -> Status.Code.ABORTED;
             case SANDBOX_BUSY -> Status.Code.DEADLINE_EXCEEDED;
             case TRANSITION_PENDING, DRIVER_UNAVAILABLE, GATEWAY_SHUTTING_DOWN -> Status.Code.UNAVAILABLE;

@@ -6,6 +6,8 @@ import dev.sandgate.api.v1.CreateSandboxRequest;
 import dev.sandgate.api.v1.CreateSandboxResponse;
 import dev.sandgate.api.v1.DeleteSandboxRequest;
 import dev.sandgate.api.v1.DeleteSandboxResponse;
+import dev.sandgate.api.v1.ExecSandboxRequest;
+import dev.sandgate.api.v1.ExecSandboxResponse;
 import dev.sandgate.api.v1.GetOperationRequest;
 import dev.sandgate.api.v1.GetSandboxPolicyRequest;
 import dev.sandgate.api.v1.GetSandboxPolicyResponse;
@@ -21,6 +23,8 @@ import dev.sandgate.api.v1.StartSandboxRequest;
 import dev.sandgate.api.v1.StartSandboxResponse;
 import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.api.v1.StopSandboxResponse;
+import dev.sandgate.api.v1.StreamSandboxLogsRequest;
+import dev.sandgate.api.v1.StreamSandboxLogsResponse;
 import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
@@ -190,6 +194,16 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
                 () -> mapper.operation(lifecycle.operation(
                         mapper.requestIdForLookup(request.getRequestId()),
                         Principal.current().ledgerName())));
+    }
+
+    @Override
+    public StreamObserver<ExecSandboxRequest> execSandbox(StreamObserver<ExecSandboxResponse> out) {
+        return ExecCall.open(lifecycle.execs(), mapper, out, callExecutor);
+    }
+
+    @Override
+    public void streamSandboxLogs(StreamSandboxLogsRequest request, StreamObserver<StreamSandboxLogsResponse> out) {
+        LogsCall.serve(lifecycle.execs(), mapper, request, out, callExecutor);
     }
 
     /** How long an operation may wait for a busy sandbox: the caller's deadline, or the default without one. */

@@ -71,6 +71,7 @@ public final class Lifecycle implements AutoCloseable {
     private final Reconciler reconciler;
     private final Leases leases;
     private final Expiry expiry;
+    private final Execs execs;
     private volatile GatewayObserver observer = GatewayObserver.NONE;
 
     public Lifecycle(
@@ -108,11 +109,17 @@ public final class Lifecycle implements AutoCloseable {
                 new Reconciler(store, driver, locks, transitions, ledger, hub, clock, settings, this::observer);
         this.leases = new Leases(ledger, locks, transitions, tokens, hub, clock);
         this.expiry = new Expiry(store, this, locks, tokens, hub, clock, settings.defaultWait());
+        this.execs = new Execs(store, driver, capabilities, tokens, targets, clock);
     }
 
     /** The expiry loop (for tests in this package). */
     Expiry expiry() {
         return expiry;
+    }
+
+    /** Exec and logs, pinned to one execution (they take no lifecycle lock while they run). */
+    public Execs execs() {
+        return execs;
     }
 
     private Reconciler reconciler() {

@@ -11,5 +11,7 @@ public enum Outcome {
     NOTHING_DELETED,
     ADMITTED,
     UNCHANGED,
-    RENEWED
+    RENEWED,
+    /** An exec ended with an exit code (recorded with the code). */
+    EXITED
 }

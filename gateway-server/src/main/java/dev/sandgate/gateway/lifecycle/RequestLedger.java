@@ -320,7 +320,9 @@ final class RequestLedger {
                     GATEWAY_SHUTTING_DOWN,
                     UNAUTHENTICATED,
                     PERMISSION_DENIED,
-                    INTERNAL -> false;
+                    INTERNAL,
+                    CAPABILITY_UNSUPPORTED,
+                    EXEC_OUTCOME_UNCERTAIN -> false;
         };
     }
 

@@ -82,7 +82,9 @@ final class Authorizer {
                     START_SANDBOX,
                     DELETE_SANDBOX,
                     UPDATE_SANDBOX_POLICY,
-                    RENEW_SANDBOX_LEASE -> target(current, principal, facts, needed, request);
+                    RENEW_SANDBOX_LEASE,
+                    EXEC_SANDBOX,
+                    STREAM_SANDBOX_LOGS -> target(current, principal, facts, needed, request);
         };
     }
 

@@ -4,6 +4,7 @@ import dev.sandgate.api.v1.CreateSandboxRequest;
 import dev.sandgate.api.v1.CreateSandboxResponse;
 import dev.sandgate.api.v1.DeleteSandboxRequest;
 import dev.sandgate.api.v1.DeleteSandboxResponse;
+import dev.sandgate.api.v1.ExecSandboxRequest;
 import dev.sandgate.api.v1.GetOperationRequest;
 import dev.sandgate.api.v1.GetSandboxPolicyRequest;
 import dev.sandgate.api.v1.GetSandboxRequest;
@@ -15,6 +16,7 @@ import dev.sandgate.api.v1.StartSandboxRequest;
 import dev.sandgate.api.v1.StartSandboxResponse;
 import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.api.v1.StopSandboxResponse;
+import dev.sandgate.api.v1.StreamSandboxLogsRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
@@ -41,12 +43,28 @@ record CallFacts(String workspace, String name, String sandboxId, String request
             case ListSandboxesRequest r -> new CallFacts(r.getWorkspace(), "", "", "", false);
             case WatchSandboxesRequest r -> new CallFacts(r.getWorkspace(), "", "", "", false);
             case GetOperationRequest r -> new CallFacts("", "", "", r.getRequestId(), false);
+            // the first message of an exec names the target; later ones (stdin, resize) name nothing
+            case ExecSandboxRequest r ->
+                target(r.getStart().getTarget(), r.getStart().getRequestId());
+            case StreamSandboxLogsRequest r -> target(r.getTarget(), "");
             default -> NONE;
         };
     }
 
     private static CallFacts target(SandboxTarget target, String requestId) {
         return new CallFacts(target.getWorkspace(), target.getName(), target.getId(), requestId, true);
+    }
+
+    /**
+     * What the audit line says of a request beyond its target: for an exec, its program (argv[0]; never its
+     * arguments, environment or input, which may hold secrets). Empty for other requests.
+     */
+    static String auditDetail(Object request) {
+        return request instanceof ExecSandboxRequest r
+                        && r.hasStart()
+                        && r.getStart().getCommandCount() > 0
+                ? "command=" + r.getStart().getCommand(0)
+                : "";
     }
 
     /** The sandbox id a mutating call's response names; empty for other responses. */

@@ -5,9 +5,9 @@ import java.util.Locale;
 
 /** What a principal may do in a workspace; each role includes the ones before it. */
 enum Role {
-    /** GetSandbox, ListSandboxes, WatchSandboxes, GetOperation, GetSandboxPolicy. */
+    /** GetSandbox, ListSandboxes, WatchSandboxes, GetOperation, GetSandboxPolicy, StreamSandboxLogs. */
     VIEWER,
-    /** And CreateSandbox, StopSandbox, StartSandbox, DeleteSandbox, RenewSandboxLease. */
+    /** And CreateSandbox, StopSandbox, StartSandbox, DeleteSandbox, RenewSandboxLease, ExecSandbox. */
     OPERATOR,
     /** And UpdateSandboxPolicy. */
     ADMIN;
@@ -36,7 +36,8 @@ enum Role {
     static Role required(ApiMethod method) {
         return switch (method) {
             case GET_SANDBOX, LIST_SANDBOXES, WATCH_SANDBOXES, GET_OPERATION, GET_SANDBOX_POLICY -> VIEWER;
-            case CREATE_SANDBOX, STOP_SANDBOX, START_SANDBOX, DELETE_SANDBOX, RENEW_SANDBOX_LEASE -> OPERATOR;
+            case STREAM_SANDBOX_LOGS -> VIEWER;
+            case CREATE_SANDBOX, STOP_SANDBOX, START_SANDBOX, DELETE_SANDBOX, RENEW_SANDBOX_LEASE, EXEC_SANDBOX -> OPERATOR;
             case UPDATE_SANDBOX_POLICY -> ADMIN;
         };
     }

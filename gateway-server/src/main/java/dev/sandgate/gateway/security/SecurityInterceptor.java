@@ -123,6 +123,10 @@ public final class SecurityInterceptor implements ServerInterceptor {
         final Principal principal;
         final String method;
         volatile CallFacts facts = CallFacts.NONE;
+        volatile String detail = "";
+        /** Whether the call's first request was authorized (a bidi stream's later messages pass without a check). */
+        volatile boolean authorized;
+
         volatile String sandboxId = "";
         volatile boolean refused;
 
@@ -149,7 +153,13 @@ public final class SecurityInterceptor implements ServerInterceptor {
             }
             if (CallFacts.mutating(method) || status.getCode() == Status.Code.PERMISSION_DENIED) {
                 audit.record(new AuditLog.Entry(
-                        principal, method, facts, sandboxId, status.getCode().name(), reason(status, trailers), ""));
+                        principal,
+                        method,
+                        facts,
+                        sandboxId,
+                        status.getCode().name(),
+                        reason(status, trailers),
+                        detail));
             }
         }
 
@@ -190,8 +200,15 @@ public final class SecurityInterceptor implements ServerInterceptor {
         @Override
         @SuppressWarnings("unchecked")
         public void onMessage(Q message) {
+            if (call.authorized) {
+                // a later message of a stream (stdin of an exec): the call was authorized by its first message
+                super.onMessage(message);
+                return;
+            }
             call.facts = CallFacts.of(message);
+            call.detail = CallFacts.auditDetail(message);
             if (authorizer.isEmpty()) {
+                call.authorized = true;
                 super.onMessage(message);
                 return;
             }
@@ -200,6 +217,7 @@ public final class SecurityInterceptor implements ServerInterceptor {
                 call.refuse(decision.refusal().get());
                 return;
             }
+            call.authorized = true;
             super.onMessage((Q) decision.request());
         }
 

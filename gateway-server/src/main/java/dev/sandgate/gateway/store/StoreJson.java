@@ -12,6 +12,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.TreeMap;
 
 /** The JSON forms of the store's structured columns. Explicit, so that a field rename never silently loses data. */
@@ -102,6 +103,7 @@ final class StoreJson {
         });
         result.sandbox().ifPresent(sandbox -> o.add("answered_sandbox", ReplyJson.sandbox(sandbox)));
         result.revision().ifPresent(revision -> o.add("answered_revision", ReplyJson.revision(revision)));
+        result.exitCode().ifPresent(code -> o.addProperty("exit_code", code));
         return o.toString();
     }
 
@@ -136,7 +138,8 @@ final class StoreJson {
                         : Optional.empty(),
                 o.has("answered_revision")
                         ? Optional.of(ReplyJson.revision(o.getAsJsonObject("answered_revision")))
-                        : Optional.empty());
+                        : Optional.empty(),
+                o.has("exit_code") ? OptionalInt.of(o.get("exit_code").getAsInt()) : OptionalInt.empty());
     }
 
     /** The JSON forms of string lists and maps, shared with {@link ReplyJson}. */

@@ -30,7 +30,10 @@ class ApiMethodTest {
             var input = ((ProtoMethodDescriptorSupplier) method.getSchemaDescriptor())
                     .getMethodDescriptor()
                     .getInputType();
-            boolean takesRequestId = input.findFieldByName("request_id") != null;
+            // a stream's request_id is in its first message (ExecSandbox: start.request_id)
+            var start = input.findFieldByName("start");
+            boolean takesRequestId = input.findFieldByName("request_id") != null
+                    || (start != null && start.getMessageType().findFieldByName("request_id") != null);
             boolean isLookup = method.getBareMethodName().equals("GetOperation");
             assertThat(ApiMethod.ofWireName(method.getBareMethodName())
                             .orElseThrow()

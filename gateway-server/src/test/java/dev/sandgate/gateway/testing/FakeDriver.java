@@ -8,7 +8,13 @@ import dev.sandgate.spi.DeleteResult;
 import dev.sandgate.spi.DriverCapabilities;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.ExecListener;
+import dev.sandgate.spi.ExecProcess;
 import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.LogListener;
+import dev.sandgate.spi.LogQuery;
+import dev.sandgate.spi.LogStream;
 import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.PolicyField;
 import dev.sandgate.spi.SandboxEvent;
@@ -19,6 +25,8 @@ import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.SandboxWatcher;
 import dev.sandgate.spi.StartResult;
 import dev.sandgate.spi.StopResult;
+import dev.sandgate.spi.StreamKind;
+import dev.sandgate.spi.TerminalSize;
 import dev.sandgate.spi.WatchSubscription;
 import java.io.IOException;
 import java.io.Reader;
@@ -72,6 +80,8 @@ public final class FakeDriver implements ComputeDriver {
     private final List<SandboxWatcher> watchers = new CopyOnWriteArrayList<>();
     private final List<LaunchInput> launches = new CopyOnWriteArrayList<>();
     private volatile SandboxState launchState = SandboxState.RUNNING;
+    private final AtomicInteger closedExecs = new AtomicInteger();
+    private final AtomicInteger execsRun = new AtomicInteger();
 
     /** The smallest memory limit the fake launches, as a real backend has one (Docker's is 6 MiB). */
     public static final long MIN_MEMORY_BYTES = 6L * 1024 * 1024;
@@ -315,6 +325,127 @@ public final class FakeDriver implements ComputeDriver {
         removeBehindTheBack(ref.id());
         notifyWatchers(new SandboxEvent.Deleted(ref, r.generation));
         return new DeleteResult(true);
+    }
+
+    /** How many exec processes were closed by the gateway (a client's cancel, say) before their command ended. */
+    public int closedExecs() {
+        return closedExecs.get();
+    }
+
+    /** How many commands the fake ran (exec calls that passed its checks). */
+    public int execs() {
+        return execsRun.get();
+    }
+
+    /**
+     * Runs a scripted command on a thread of its own, only in execution {@code generation} and only if it runs:
+     * {@code echo WORDS} prints them, {@code cat} copies standard input to standard output until it closes, {@code
+     * fail N TEXT} prints TEXT on standard error and exits N, {@code sleep} runs until closed.
+     */
+    @Override
+    public ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
+        Resource r;
+        synchronized (this) {
+            r = verified(ref);
+        }
+        if (r.generation != generation) {
+            throw DriverException.generationMismatch(ref, generation, r.generation);
+        }
+        if (r.state != SandboxState.RUNNING) {
+            throw new DriverException(
+                    DriverErrorCode.FAILED_PRECONDITION,
+                    "execution " + generation + " does not run",
+                    List.of(new Mismatch("running", "true", "false")),
+                    null);
+        }
+        execsRun.incrementAndGet();
+        java.util.concurrent.LinkedBlockingQueue<byte[]> stdin = new java.util.concurrent.LinkedBlockingQueue<>();
+        byte[] end = new byte[0];
+        java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+        List<String> argv = command.command();
+        Thread thread = new Thread(
+                () -> {
+                    try {
+                        switch (argv.getFirst()) {
+                            case "echo" ->
+                                listener.output(
+                                        StreamKind.STDOUT,
+                                        (String.join(" ", argv.subList(1, argv.size())) + "\n")
+                                                .getBytes(StandardCharsets.UTF_8));
+                            case "cat" -> {
+                                for (byte[] chunk = stdin.take(); chunk.length > 0; chunk = stdin.take()) {
+                                    listener.output(StreamKind.STDOUT, chunk);
+                                }
+                            }
+                            case "fail" -> {
+                                listener.output(
+                                        StreamKind.STDERR, (argv.get(2) + "\n").getBytes(StandardCharsets.UTF_8));
+                                listener.exited(Integer.parseInt(argv.get(1)));
+                                return;
+                            }
+                            case "sleep" -> {
+                                stdin.take(); // until closed
+                                return;
+                            }
+                            default -> {
+                                listener.exited(127);
+                                return;
+                            }
+                        }
+                        listener.exited(0);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                },
+                "fake-exec");
+        thread.setDaemon(true);
+        thread.start();
+        return new ExecProcess() {
+            @Override
+            public void writeStdin(byte[] data) {
+                if (data.length > 0) { // an empty chunk marks the end
+                    stdin.add(data.clone());
+                }
+            }
+
+            @Override
+            public void closeStdin() {
+                stdin.add(end);
+            }
+
+            @Override
+            public void resize(TerminalSize size) {}
+
+            @Override
+            public void close() {
+                if (closed.compareAndSet(false, true) && thread.isAlive()) {
+                    closedExecs.incrementAndGet();
+                    thread.interrupt();
+                }
+            }
+        };
+    }
+
+    /** The output of execution {@code generation}: one line on each stream ({@code out G}, {@code err G}). */
+    @Override
+    public LogStream logs(SandboxRef ref, long generation, LogQuery query, LogListener listener) {
+        Resource r;
+        synchronized (this) {
+            r = verified(ref);
+        }
+        if (r.generation != generation) {
+            throw DriverException.generationMismatch(ref, generation, r.generation);
+        }
+        Thread thread = new Thread(
+                () -> {
+                    listener.output(StreamKind.STDOUT, ("out " + generation + "\n").getBytes(StandardCharsets.UTF_8));
+                    listener.output(StreamKind.STDERR, ("err " + generation + "\n").getBytes(StandardCharsets.UTF_8));
+                    listener.completed();
+                },
+                "fake-logs");
+        thread.setDaemon(true);
+        thread.start();
+        return () -> {};
     }
 
     @Override
