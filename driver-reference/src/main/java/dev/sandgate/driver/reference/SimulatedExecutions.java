@@ -348,6 +348,7 @@ final class SimulatedExecutions {
             this.listener = listener;
         }
 
+        /** Delivers the output so far; with follow, then what follows until the pinned execution ends. */
         void run() {
             try {
                 if (!deliverNew()) {
@@ -363,7 +364,8 @@ final class SimulatedExecutions {
                             return;
                         }
                     }
-                    if (!deliverNew()) {
+                    // The execution ended: what it printed last, unless the resource is another incarnation now.
+                    if (sameIncarnation(pin) && !deliverNew()) {
                         return;
                     }
                 }
