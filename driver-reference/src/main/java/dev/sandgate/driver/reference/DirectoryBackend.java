@@ -59,6 +59,7 @@ import java.util.stream.Stream;
  * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/spec.properties      the stored spec, owner-only (environment values are secrets)
  * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/workspace/           the persistent workspace
  * &lt;gatewayId&gt;/names/&lt;workspace&gt;/&lt;name&gt;/&lt;key&gt;    an empty file per resource stamped with that workspace and name
+ * &lt;gatewayId&gt;/sandboxes/&lt;key&gt;/files/, output/     the simulated /tmp and output ({@link SimulatedExecutions})
  * &lt;gatewayId&gt;/tmp/                              resources being inserted
  * &lt;gatewayId&gt;/trash/                            resources being removed
  * </pre>

@@ -146,7 +146,11 @@ public final class DriverWire {
                 .build();
     }
 
-    /** Field names this side does not know are dropped: it never sends a policy that uses them. */
+    /**
+     * Field names this side does not know are dropped: it never sends a policy that uses them. Exec and logs are not
+     * forwarded over sandgate.driver.v1, so a remote driver claims neither (its calls are UNSUPPORTED), whatever the
+     * hosted driver can do.
+     */
     public static DriverCapabilities capabilities(Capabilities capabilities) {
         Set<PolicyField> fields = EnumSet.noneOf(PolicyField.class);
         for (String name : capabilities.getEnforceablePolicyFieldsList()) {

@@ -2,6 +2,7 @@ package dev.sandgate.driver.remote;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import dev.sandgate.driver.v1.Capabilities;
 import dev.sandgate.driver.v1.ComputeDriverGrpc;
@@ -11,10 +12,15 @@ import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.DriverSettings;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.Identifiers;
+import dev.sandgate.spi.LogQuery;
+import dev.sandgate.spi.SandboxRef;
 import io.grpc.stub.StreamObserver;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -124,6 +130,23 @@ class HandshakeTest {
             assertThat(driver.capabilities().enforceablePolicyFields())
                     .containsExactly(dev.sandgate.spi.PolicyField.MEMORY_LIMIT);
             assertThat(driver.capabilities().launchPolicyOnStart()).isTrue();
+        }
+    }
+
+    @Test
+    void aRemoteDriverClaimsNeitherExecNorLogsAndRefusesBothAsUnsupported() throws IOException {
+        answer.set(fine().build());
+
+        try (var driver = new RemoteDriverProvider().create(serve("rw-------"), DriverContext.of("gw"))) {
+            assertThat(driver.capabilities().exec()).as("exec").isFalse();
+            assertThat(driver.capabilities().logs()).as("logs").isFalse();
+            var ref = new SandboxRef(Identifiers.newSandboxId(), "ws", "name");
+            DriverException exec =
+                    assertThrows(DriverException.class, () -> driver.exec(ref, 1, ExecCommand.of("echo"), null));
+            assertThat(exec.code()).isEqualTo(DriverErrorCode.UNSUPPORTED);
+            DriverException logs = assertThrows(
+                    DriverException.class, () -> driver.logs(ref, 1, new LogQuery(false, Optional.empty()), null));
+            assertThat(logs.code()).isEqualTo(DriverErrorCode.UNSUPPORTED);
         }
     }
 }
