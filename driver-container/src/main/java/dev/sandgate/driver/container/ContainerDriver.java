@@ -24,7 +24,6 @@ import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LogListener;
 import dev.sandgate.spi.LogQuery;
 import dev.sandgate.spi.LogStream;
-import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
@@ -99,9 +98,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class ContainerDriver implements ComputeDriver {
     private static final Logger log = LoggerFactory.getLogger(ContainerDriver.class);
-
-    /** The subject of the mismatch of an exec into an execution that does not run. */
-    private static final String RUNNING = "running";
 
     private final ContainerBackend backend;
     private final DriverContext context;
@@ -621,11 +617,8 @@ public final class ContainerDriver implements ComputeDriver {
     }
 
     private static DriverException notRunning(SandboxRef ref, long generation, String containerId) {
-        return new DriverException(
-                DriverErrorCode.FAILED_PRECONDITION,
-                "execution " + generation + " of sandbox " + ref.id() + " (container " + containerId + ") does not run",
-                List.of(new Mismatch(RUNNING, "true", "false")),
-                null);
+        log.debug("Container {} of sandbox {} does not run generation {}", containerId, ref, generation);
+        return DriverException.notRunning(ref, generation);
     }
 
     private void requireOpen() {
