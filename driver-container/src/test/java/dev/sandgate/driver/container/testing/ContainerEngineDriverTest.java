@@ -20,6 +20,8 @@ import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.ExecListener;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
@@ -33,6 +35,7 @@ import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.StaticPolicy;
+import dev.sandgate.spi.StreamKind;
 import dev.sandgate.spi.WatchSubscription;
 import java.time.Clock;
 import java.time.Duration;
@@ -42,6 +45,7 @@ import java.util.Map;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterAll;
@@ -457,6 +461,55 @@ public abstract class ContainerEngineDriverTest {
         assertThat(relaunched).isNotEqualTo(first);
         assertThat(inspect(relaunched).getName()).endsWith("-g1-2");
         assertThat(driver.get(ref).state()).isEqualTo(SandboxState.RUNNING);
+    }
+
+    @Test
+    void anExecForAnOlderGenerationAfterStopAndStartIsRefusedAndNeverRuns() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        driver.stop(ref, OptionalLong.of(1));
+        driver.start(ref, launch(2, StaticPolicy.DEFAULT));
+
+        DriverException refused = assertCode(
+                DriverErrorCode.FAILED_PRECONDITION,
+                () -> driver.exec(ref, 1, ExecCommand.of("touch", "/tmp/from-generation-1"), new ExitRecorder()));
+
+        assertThat(refused.mismatches())
+                .containsExactly(new dev.sandgate.spi.Mismatch(dev.sandgate.spi.Mismatch.GENERATION, "1", "2"));
+        var probeExec = new ExitRecorder();
+        driver.exec(ref, 2, ExecCommand.of("test", "-e", "/tmp/from-generation-1"), probeExec);
+        assertThat(probeExec.exit).succeedsWithin(TIMEOUT).isEqualTo(1);
+    }
+
+    @Test
+    void anExecIntoAStoppedExecutionIsRefusedWithTheRunningMismatch() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        driver.stop(ref, OptionalLong.of(1));
+
+        DriverException refused = assertCode(
+                DriverErrorCode.FAILED_PRECONDITION,
+                () -> driver.exec(ref, 1, ExecCommand.of("true"), new ExitRecorder()));
+
+        assertThat(refused.mismatches())
+                .extracting(dev.sandgate.spi.Mismatch::subject)
+                .containsExactly("running");
+    }
+
+    /** Records the exit code of an exec, or its failure. */
+    private static final class ExitRecorder implements ExecListener {
+        final CompletableFuture<Integer> exit = new CompletableFuture<>();
+
+        @Override
+        public void output(StreamKind stream, byte[] data) {}
+
+        @Override
+        public void exited(int exitCode) {
+            exit.complete(exitCode);
+        }
+
+        @Override
+        public void failed(DriverException error) {
+            exit.completeExceptionally(error);
+        }
     }
 
     @Test
