@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Test;
  * before any group and closes after the last, the provider's registration and the leak check that ends every run.
  *
  * <p>The rules live in layers stacked on top of each other ({@link IdentityRules}, {@link LifecycleRules}, {@link
- * GenerationRules}, {@link PolicyRules}, {@link WatchRules}) because JUnit finds {@code @Nested} groups only through
+ * GenerationRules}, {@link PolicyRules}, {@link WatchRules}, {@link ExecRules}, {@link LogRules}) because JUnit finds {@code @Nested} groups only through
  * the superclasses of the class it runs; no layer uses another's groups, each only the session and {@link
  * KitAssertions}.
  */

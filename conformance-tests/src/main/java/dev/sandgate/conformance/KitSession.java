@@ -12,10 +12,14 @@ import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.DriverSettings;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.ExecProcess;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.LaunchPolicy;
+import dev.sandgate.spi.LogQuery;
+import dev.sandgate.spi.LogStream;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
@@ -34,6 +38,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.Assumptions;
@@ -58,6 +63,7 @@ final class KitSession {
     final SandboxSpec spec;
     final Duration timeout;
     private final Supplier<SandboxSpec> refusedSpec;
+    private final BiFunction<String, String, SandboxSpec> printingSpec;
     final ComputeDriver driver;
     final DriverCapabilities capabilities;
     final LaunchPolicy basePolicy;
@@ -70,6 +76,7 @@ final class KitSession {
     private final Set<String> plantedInTest = ConcurrentHashMap.newKeySet();
     private final List<ComputeDriver> extraDrivers = new ArrayList<>();
     private final List<WatchSubscription> subscriptions = new ArrayList<>();
+    private final List<AutoCloseable> openInTest = new ArrayList<>();
 
     private KitSession(
             String testClassName,
@@ -78,9 +85,11 @@ final class KitSession {
             BackendProbe probe,
             SandboxSpec spec,
             Supplier<SandboxSpec> refusedSpec,
+            BiFunction<String, String, SandboxSpec> printingSpec,
             Duration timeout) {
         this.testClassName = testClassName;
         this.refusedSpec = refusedSpec;
+        this.printingSpec = printingSpec;
         this.provider = provider;
         this.config = config;
         this.probe = probe;
@@ -103,6 +112,7 @@ final class KitSession {
             Supplier<BackendProbe> probe,
             SandboxSpec spec,
             Supplier<SandboxSpec> refusedSpec,
+            BiFunction<String, String, SandboxSpec> printingSpec,
             Duration timeout) {
         assertThat(provider).as("provider()").isNotNull();
         assertThat(config).as("config()").isNotNull();
@@ -122,7 +132,8 @@ final class KitSession {
         assertThat(openedProbe).as("probe()").isNotNull();
         assertThat(spec).as("runningSpec()").isNotNull();
         try {
-            return new KitSession(testClassName, provider, config, openedProbe, spec, refusedSpec, timeout);
+            return new KitSession(
+                    testClassName, provider, config, openedProbe, spec, refusedSpec, printingSpec, timeout);
         } catch (RuntimeException | Error e) {
             openedProbe.close();
             throw e;
@@ -163,6 +174,16 @@ final class KitSession {
     /** The driver's spec that the backend refuses for good, asked for only by the test that needs it. */
     SandboxSpec permanentlyRefusedSpec() {
         return refusedSpec.get();
+    }
+
+    /**
+     * The driver's spec whose execution writes {@code stdoutLine} to its standard output and {@code stderrLine} to its
+     * standard error, then keeps running; asked for only by the tests that read logs.
+     */
+    SandboxSpec printingSpec(String stdoutLine, String stderrLine) {
+        SandboxSpec printing = printingSpec.apply(stdoutLine, stderrLine);
+        assertThat(printing).as("printingSpec(...)").isNotNull();
+        return printing;
     }
 
     LaunchInput launch(long generation) {
@@ -226,7 +247,11 @@ final class KitSession {
 
     /** A sandbox created for a whole nested group; the caller deletes it. */
     SandboxObservation createFixture(SandboxRef ref) {
-        CreateResult result = driver.create(ref, spec, launch(1));
+        return createFixture(ref, spec);
+    }
+
+    SandboxObservation createFixture(SandboxRef ref, SandboxSpec sandboxSpec) {
+        CreateResult result = driver.create(ref, sandboxSpec, launch(1));
         if (result.created()) {
             launches.incrementAndGet();
         }
@@ -365,11 +390,95 @@ final class KitSession {
         return new Watching(subscription, recorder);
     }
 
+    // ---- exec and logs
+
+    /** Runs {@code command} in execution {@code generation} of {@code ref}; the process is closed after the test. */
+    ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, OutputRecorder recorder) {
+        ExecProcess process = driver.exec(ref, generation, command, recorder);
+        assertThat(process).as("exec's process").isNotNull();
+        closeAfterTest(process);
+        return process;
+    }
+
+    /** Reads the output of execution {@code generation} of {@code ref}; the read is closed after the test. */
+    LogStream logs(SandboxRef ref, long generation, LogQuery query, OutputRecorder recorder) {
+        LogStream stream = driver.logs(ref, generation, query, recorder);
+        assertThat(stream).as("logs' stream").isNotNull();
+        closeAfterTest(stream);
+        return stream;
+    }
+
+    /** Runs {@code command} (without standard input) and waits until it ends. */
+    OutputRecorder execToEnd(SandboxRef ref, long generation, ExecCommand command) {
+        var recorder = new OutputRecorder(timeout);
+        try (ExecProcess process = exec(ref, generation, command, recorder)) {
+            recorder.awaitEnd("exec of " + command.command() + " in generation " + generation + " of " + ref);
+        }
+        recorder.assertKeptTheListenerContract("exec of " + command.command());
+        return recorder;
+    }
+
+    /**
+     * Reads the output of execution {@code generation} without following it, again and again until a read has
+     * delivered every one of {@code texts} (output may reach the backend's log a little after the execution runs);
+     * each read must complete. Returns the read that delivered them.
+     */
+    OutputRecorder readLogsUntil(SandboxRef ref, long generation, String... texts) {
+        var last = new AtomicReference<OutputRecorder>();
+        return KitPolling.until(
+                timeout,
+                () -> {
+                    var recorder = new OutputRecorder(timeout);
+                    try (LogStream stream = logs(ref, generation, new LogQuery(false, Optional.empty()), recorder)) {
+                        OutputRecorder.End end = recorder.awaitEnd(
+                                "a logs read (without follow) of generation " + generation + " of " + ref);
+                        assertThat(end.completed())
+                                .as(
+                                        "a logs read without follow completes once it delivered the output so far, but"
+                                                + " it %s",
+                                        end)
+                                .isTrue();
+                    }
+                    recorder.assertKeptTheListenerContract("a logs read of generation " + generation);
+                    last.set(recorder);
+                    String both = recorder.stdout() + recorder.stderr();
+                    for (String text : texts) {
+                        if (!both.contains(text)) {
+                            return Optional.empty();
+                        }
+                    }
+                    return Optional.of(recorder);
+                },
+                () -> String.format(
+                        "logs of generation %d of %s did not show %s within %s; the last read: %s",
+                        generation,
+                        ref,
+                        List.of(texts),
+                        timeout,
+                        last.get() == null ? "none" : last.get().describe()));
+    }
+
+    private void closeAfterTest(AutoCloseable closeable) {
+        synchronized (openInTest) {
+            openInTest.add(closeable);
+        }
+    }
+
     // ---- cleaning up
 
     /** After each test: deletes what the test created through the driver, removes what it planted. */
     void cleanUpTest() {
         hook.disarmAll();
+        synchronized (openInTest) {
+            for (AutoCloseable closeable : openInTest) {
+                try {
+                    closeable.close();
+                } catch (Exception e) {
+                    // closing is idempotent by contract; a failure to close is not what this clean-up checks
+                }
+            }
+            openInTest.clear();
+        }
         synchronized (subscriptions) {
             subscriptions.forEach(WatchSubscription::close);
             subscriptions.clear();

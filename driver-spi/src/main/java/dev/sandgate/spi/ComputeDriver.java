@@ -136,11 +136,13 @@ public interface ComputeDriver extends AutoCloseable {
      * uid, VM process), so that a newer execution is never reached. Returns once the command is started; its output,
      * then its exit, reach {@code listener}.
      *
-     * <p>Optional: a driver without {@link DriverCapabilities#exec()} keeps this default, which is UNSUPPORTED.
+     * <p>Optional: a driver without {@link DriverCapabilities#exec()} keeps this default, which is UNSUPPORTED; one
+     * that implements it but does not claim it refuses the same way, before it looks the sandbox up.
      *
      * @throws DriverException UNSUPPORTED, INVALID_ARGUMENT (a command the backend refuses: naming {@code command}),
      *     NOT_FOUND, FAILED_PRECONDITION (identity mismatch; the resource carries another generation, with a {@code
-     *     generation} {@link Mismatch}; the execution does not run, with a {@code running} mismatch), UNAVAILABLE;
+     *     generation} {@link Mismatch}; the execution does not run, with a {@code running} mismatch: {@link
+     *     DriverException#notRunning}), UNAVAILABLE;
      *     nothing ran
      */
     default ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
@@ -149,10 +151,16 @@ public interface ComputeDriver extends AutoCloseable {
 
     /**
      * Reads the output of execution {@code generation} of the sandbox, and only of that execution (running or
-     * stopped). Returns once the read is started; output, then the end, reach {@code listener}. Without {@link
-     * LogQuery#follow()} the read ends when the output written so far is delivered; with it, when the execution ends.
+     * stopped). The resource must carry exactly {@code generation}: once a start launched a newer execution, a read of
+     * an older one is FAILED_PRECONDITION with a {@code generation} {@link Mismatch}, even where the backend keeps the
+     * older output. A read of the current execution never delivers another execution's output (a restarted container's
+     * log holds every run's output: the driver cuts it to this execution's). Output written by {@link #exec} commands
+     * is not part of it. Returns once the read is started; output, then the end, reach {@code listener}. Without {@link
+     * LogQuery#follow()} the read ends when the output written so far is delivered; with it, when the execution ends
+     * (stopped, replaced or deleted).
      *
-     * <p>Optional: a driver without {@link DriverCapabilities#logs()} keeps this default, which is UNSUPPORTED.
+     * <p>Optional: a driver without {@link DriverCapabilities#logs()} keeps this default, which is UNSUPPORTED; one
+     * that implements it but does not claim it refuses the same way, before it looks the sandbox up.
      *
      * @throws DriverException UNSUPPORTED, NOT_FOUND, FAILED_PRECONDITION (identity mismatch; the resource carries
      *     another generation, with a {@code generation} {@link Mismatch}), UNAVAILABLE

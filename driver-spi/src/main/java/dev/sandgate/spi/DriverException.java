@@ -159,4 +159,16 @@ public final class DriverException extends RuntimeException {
                 List.of(new Mismatch(Mismatch.GENERATION, Long.toString(expected), Long.toString(actual))),
                 null);
     }
+
+    /**
+     * FAILED_PRECONDITION because execution {@code generation} of {@code ref}, which the resource carries, does not
+     * run: what an exec answers for a stopped execution. Carries the {@code running} mismatch (true, false).
+     */
+    public static DriverException notRunning(SandboxRef ref, long generation) {
+        return new DriverException(
+                DriverErrorCode.FAILED_PRECONDITION,
+                "execution generation " + generation + " of sandbox " + ref.id() + " does not run",
+                List.of(new Mismatch(Mismatch.RUNNING, "true", "false")),
+                null);
+    }
 }

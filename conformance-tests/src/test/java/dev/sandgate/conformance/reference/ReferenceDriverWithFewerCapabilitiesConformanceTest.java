@@ -11,8 +11,9 @@ import java.time.Duration;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The whole kit against a reference driver that says "no" wherever it can: it enforces no policy field and cannot
- * change the policy on start. The kit's checks of a "no" (a clean UNSUPPORTED, nothing changed) run here.
+ * The whole kit against a reference driver that says "no" wherever it can: it enforces no policy field, cannot
+ * change the policy on start, and claims neither exec nor logs. The kit's checks of a "no" (a clean UNSUPPORTED,
+ * nothing changed) run here.
  */
 class ReferenceDriverWithFewerCapabilitiesConformanceTest extends ComputeDriverConformanceTest {
     @TempDir
@@ -28,7 +29,9 @@ class ReferenceDriverWithFewerCapabilitiesConformanceTest extends ComputeDriverC
         return DriverSettings.EMPTY
                 .with(ReferenceDriverProvider.DIRECTORY, directory.toString())
                 .with(ReferenceDriverProvider.ENFORCEABLE_FIELDS, "none")
-                .with(ReferenceDriverProvider.LAUNCH_POLICY_ON_START, "false");
+                .with(ReferenceDriverProvider.LAUNCH_POLICY_ON_START, "false")
+                .with(ReferenceDriverProvider.EXEC, "false")
+                .with(ReferenceDriverProvider.LOGS, "false");
     }
 
     @Override

@@ -236,7 +236,7 @@ class BrokenDriversAreCaughtTest {
     }
 
     /** Runs the whole kit against {@code brokenKit} and asserts that exactly {@code expected} failed. */
-    private static void assertFails(Class<?> brokenKit, String... expected) {
+    static void assertFails(Class<?> brokenKit, String... expected) {
         EngineExecutionResults results = EngineTestKit.engine("junit-jupiter")
                 .selectors(selectClass(brokenKit))
                 .execute();

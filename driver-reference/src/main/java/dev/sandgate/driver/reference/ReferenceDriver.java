@@ -13,8 +13,14 @@ import dev.sandgate.spi.DriverCapabilities;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.ExecListener;
+import dev.sandgate.spi.ExecProcess;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.LogListener;
+import dev.sandgate.spi.LogQuery;
+import dev.sandgate.spi.LogStream;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
@@ -41,7 +47,9 @@ import java.util.function.Supplier;
 
 /**
  * The reference driver: every rule of {@link ComputeDriver}, over a {@link DirectoryBackend}. Executions are simulated
- * (a state flag); identity, generations, idempotency, the mutation hook and the backend id checks are real.
+ * (a state flag; the spec's command and exec's commands are interpreted by {@link SimulatedShell}, never run);
+ * identity, generations, idempotency, the mutation hook, the backend id checks and exec's and logs' pinning to one
+ * execution are real.
  *
  * <p>A sandbox is the resource stored under its id in this gateway's folder. Every operation reads it without a lock,
  * verifies its stamps against the request, decides, and, if it must change something, calls the {@link MutationHook}
@@ -80,6 +88,7 @@ final class ReferenceDriver implements ComputeDriver {
     private final DriverCapabilities capabilities;
     private final Duration watchInterval;
     private final GuardedMutations<StoredResource> guard;
+    private final SimulatedExecutions executions;
     private final Set<Subscription> watches = ConcurrentHashMap.newKeySet();
     private volatile boolean closed;
 
@@ -87,9 +96,11 @@ final class ReferenceDriver implements ComputeDriver {
         this.backend = requireNonNull(backend, "backend is null");
         this.gatewayId = context.gatewayId();
         this.mutationHook = context.mutationHook();
-        this.capabilities = new DriverCapabilities(settings.enforceableFields(), settings.launchPolicyOnStart(), true);
+        this.capabilities = new DriverCapabilities(settings.enforceableFields(), settings.launchPolicyOnStart(), true)
+                .withExecAndLogs(settings.exec(), settings.logs());
         this.watchInterval = settings.watchInterval();
         this.guard = new GuardedMutations<>(gatewayId, "the resource stored for sandbox", new Records());
+        this.executions = new SimulatedExecutions(backend, gatewayId, this::runs, watchInterval);
     }
 
     /** The backend's records as the toolkit's mutation guard reads, locks and describes them. */
@@ -176,6 +187,7 @@ final class ReferenceDriver implements ComputeDriver {
                     stamps,
                     LaunchSettings.of(launch.policy()));
             wrote(resource, backend.insert(resource, SpecCodec.encode(spec)));
+            executions.launched(ref.id(), launch.generation(), spec.command(), spec.environment());
             LOG.log(Level.DEBUG, "created {0} at generation {1}", ref, launch.generation());
             return new CreateResult(observe(resource), true);
         }));
@@ -212,6 +224,8 @@ final class ReferenceDriver implements ComputeDriver {
                                     Labels.POLICY_DIGEST, launch.policy().digest()))
                             .withSettings(LaunchSettings.of(launch.policy()));
                     wrote(launched, backend.replace(current, launched));
+                    SandboxSpec spec = storedSpec(ref);
+                    executions.launched(ref.id(), launch.generation(), spec.command(), spec.environment());
                     LOG.log(Level.DEBUG, "started {0} at generation {1}", ref, launch.generation());
                     return new StartResult(observe(launched), true);
                 }));
@@ -266,12 +280,70 @@ final class ReferenceDriver implements ComputeDriver {
         return watch.start();
     }
 
+    /**
+     * Runs a simulated command ({@link SimulatedShell}) in execution {@code generation}: resolved by id, its identity
+     * verified, the generation it carries and its running checked, then pinned to its backend id and generation; no
+     * host process runs.
+     */
+    @Override
+    public ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(command, "command is null");
+        requireNonNull(listener, "listener is null");
+        requireOpen();
+        if (!capabilities.exec()) {
+            return ComputeDriver.super.exec(ref, generation, command, listener);
+        }
+        return boundary(() -> {
+            StoredResource resource = pinned(ref, generation);
+            if (!resource.running()) {
+                throw DriverException.notRunning(ref, generation);
+            }
+            Map<String, String> environment = storedSpec(ref).environment();
+            return executions.exec(
+                    new SimulatedExecutions.Pin(ref, resource.backendId(), generation), command, environment, listener);
+        });
+    }
+
+    /** Reads what the launches of execution {@code generation} printed (simulated: see {@link SimulatedExecutions}). */
+    @Override
+    public LogStream logs(SandboxRef ref, long generation, LogQuery query, LogListener listener) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(query, "query is null");
+        requireNonNull(listener, "listener is null");
+        requireOpen();
+        if (!capabilities.logs()) {
+            return ComputeDriver.super.logs(ref, generation, query, listener);
+        }
+        return boundary(() -> {
+            StoredResource resource = pinned(ref, generation);
+            return executions.logs(new SimulatedExecutions.Pin(ref, resource.backendId(), generation), query, listener);
+        });
+    }
+
+    /** The resource of {@code ref}, verified, which must carry exactly {@code generation}. */
+    private StoredResource pinned(SandboxRef ref, long generation) {
+        StoredResource resource = guard.resolve(ref);
+        Identity.requireExpectedGeneration(ref, OptionalLong.of(generation), generation(resource));
+        return resource;
+    }
+
+    /** Whether the pinned execution runs: the same incarnation, at its generation, running. */
+    private boolean runs(SimulatedExecutions.Pin pin) {
+        return backend.read(gatewayId, pin.ref().id())
+                .filter(resource -> resource.backendId().equals(pin.backendId())
+                        && resource.running()
+                        && pin.generation() == generation(resource))
+                .isPresent();
+    }
+
     /** A watch and its scan, which learns from this driver what it wrote. */
     private record Subscription(PollingWatch watch, IncrementalScan scan) {}
 
     @Override
     public void close() {
         closed = true;
+        executions.closeAll();
         for (Subscription subscription : List.copyOf(watches)) {
             subscription.watch().close();
         }

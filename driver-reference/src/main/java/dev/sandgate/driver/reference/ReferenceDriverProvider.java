@@ -31,6 +31,8 @@ import java.util.stream.Stream;
  *   <li>{@value #LAUNCH_POLICY_ON_START}: whether a start may launch with another policy than the previous
  *       execution had; default {@code true}.
  *   <li>{@value #WATCH_INTERVAL}: how often a watch polls the directory; default {@code 50ms}.
+ *   <li>{@value #EXEC}, {@value #LOGS}: whether the driver claims exec and logs, both simulated (no host process
+ *       runs); default {@code true}.
  * </ul>
  */
 public final class ReferenceDriverProvider implements ComputeDriverProvider {
@@ -39,6 +41,8 @@ public final class ReferenceDriverProvider implements ComputeDriverProvider {
     public static final String ENFORCEABLE_FIELDS = ReferenceSettings.ENFORCEABLE_FIELDS;
     public static final String LAUNCH_POLICY_ON_START = ReferenceSettings.LAUNCH_POLICY_ON_START;
     public static final String WATCH_INTERVAL = ReferenceSettings.WATCH_INTERVAL;
+    public static final String EXEC = ReferenceSettings.EXEC;
+    public static final String LOGS = ReferenceSettings.LOGS;
 
     /** 0: the gateway uses the reference driver only when it is named (it runs nothing), never by itself. */
     public static final int PRIORITY = 0;

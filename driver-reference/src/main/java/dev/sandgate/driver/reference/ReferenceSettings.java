@@ -21,16 +21,22 @@ import java.util.Set;
  * @param enforceableFields the policy fields the driver claims to enforce
  * @param launchPolicyOnStart whether a start may launch with another policy than the previous execution had
  * @param watchInterval how often a watch subscription polls the directory
+ * @param exec whether the driver claims exec (simulated commands)
+ * @param logs whether the driver claims logs (the simulated executions' output)
  */
 record ReferenceSettings(
         Optional<Path> directory,
         Set<PolicyField> enforceableFields,
         boolean launchPolicyOnStart,
-        Duration watchInterval) {
+        Duration watchInterval,
+        boolean exec,
+        boolean logs) {
     static final String DIRECTORY = "reference.directory";
     static final String ENFORCEABLE_FIELDS = "reference.enforceable-fields";
     static final String LAUNCH_POLICY_ON_START = "reference.launch-policy-on-start";
     static final String WATCH_INTERVAL = "reference.watch-interval";
+    static final String EXEC = "reference.exec";
+    static final String LOGS = "reference.logs";
 
     /** Every field but the network allow-list, so that a default reference driver refuses one field. */
     static final Set<PolicyField> DEFAULT_ENFORCEABLE_FIELDS =
@@ -49,7 +55,9 @@ record ReferenceSettings(
      */
     static ReferenceSettings from(DriverSettings config) {
         config.rejectUnknown(
-                "reference.", Set.of(DIRECTORY, ENFORCEABLE_FIELDS, LAUNCH_POLICY_ON_START, WATCH_INTERVAL), Set.of());
+                "reference.",
+                Set.of(DIRECTORY, ENFORCEABLE_FIELDS, LAUNCH_POLICY_ON_START, WATCH_INTERVAL, EXEC, LOGS),
+                Set.of());
         Optional<Path> directory = config.get(DIRECTORY).map(ReferenceSettings::path);
         Set<PolicyField> fields =
                 config.get(ENFORCEABLE_FIELDS).map(ReferenceSettings::fields).orElse(DEFAULT_ENFORCEABLE_FIELDS);
@@ -58,7 +66,13 @@ record ReferenceSettings(
         if (watchInterval.isNegative() || watchInterval.isZero()) {
             throw DriverException.invalidArgument(WATCH_INTERVAL, "must be positive");
         }
-        return new ReferenceSettings(directory, fields, launchPolicyOnStart, watchInterval);
+        return new ReferenceSettings(
+                directory,
+                fields,
+                launchPolicyOnStart,
+                watchInterval,
+                config.asBoolean(EXEC, true),
+                config.asBoolean(LOGS, true));
     }
 
     private static Path path(String value) {

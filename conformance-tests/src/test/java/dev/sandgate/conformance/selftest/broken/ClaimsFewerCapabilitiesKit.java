@@ -17,7 +17,8 @@ public class ClaimsFewerCapabilitiesKit extends BrokenReferenceKit {
             @Override
             public DriverCapabilities capabilities() {
                 DriverCapabilities real = delegate.capabilities();
-                return new DriverCapabilities(Set.of(), real.launchPolicyOnStart(), real.persistentWorkspace());
+                return new DriverCapabilities(
+                        Set.of(), real.launchPolicyOnStart(), real.persistentWorkspace(), real.exec(), real.logs());
             }
         };
     }

@@ -6,7 +6,13 @@ import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.CreateResult;
 import dev.sandgate.spi.DeleteResult;
 import dev.sandgate.spi.DriverCapabilities;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.ExecListener;
+import dev.sandgate.spi.ExecProcess;
 import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.LogListener;
+import dev.sandgate.spi.LogQuery;
+import dev.sandgate.spi.LogStream;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
 import dev.sandgate.spi.SandboxSpec;
@@ -69,6 +75,16 @@ class ForwardingComputeDriver implements ComputeDriver {
     @Override
     public WatchSubscription watch(SandboxWatcher watcher) {
         return delegate.watch(watcher);
+    }
+
+    @Override
+    public ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
+        return delegate.exec(ref, generation, command, listener);
+    }
+
+    @Override
+    public LogStream logs(SandboxRef ref, long generation, LogQuery query, LogListener listener) {
+        return delegate.logs(ref, generation, query, listener);
     }
 
     @Override
