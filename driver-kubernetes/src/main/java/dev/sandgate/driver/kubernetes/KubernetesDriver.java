@@ -12,8 +12,14 @@ import dev.sandgate.spi.DriverCapabilities;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.ExecListener;
+import dev.sandgate.spi.ExecProcess;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.LogListener;
+import dev.sandgate.spi.LogQuery;
+import dev.sandgate.spi.LogStream;
 import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.PolicyField;
@@ -90,6 +96,7 @@ final class KubernetesDriver implements ComputeDriver {
     private final DriverCapabilities capabilities;
     private final SandboxApi api;
     private final WorkspaceNamespaces namespaces;
+    private final ExecutionPods pods;
     private final ReentrantLock[] locks = new ReentrantLock[LOCK_STRIPES];
     private final Set<SandboxWatchLoop> watches = new CopyOnWriteArraySet<>();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -107,8 +114,9 @@ final class KubernetesDriver implements ComputeDriver {
                         .orElseGet(
                                 () -> Optional.ofNullable(client.getNamespace()).orElse("default"))
                 : null;
-        this.capabilities = new DriverCapabilities(enforceableFields(settings), true, true);
+        this.capabilities = new DriverCapabilities(enforceableFields(settings), true, true).withExecAndLogs(true, true);
         this.api = new SandboxApi(client, settings, version, context.gatewayId(), sharedNamespace);
+        this.pods = new ExecutionPods(client, api, version);
         this.namespaces = new WorkspaceNamespaces(client, settings);
         for (int i = 0; i < locks.length; i++) {
             locks[i] = new ReentrantLock();
@@ -491,6 +499,74 @@ final class KubernetesDriver implements ComputeDriver {
             }
             backoff.pause("the controller");
         }
+    }
+
+    // ---------------------------------------------------------------------------------------------------------------
+    // exec and logs
+
+    /**
+     * Runs the command in the pod of execution {@code generation}, pinned by UID ({@link ExecutionPods}). Under the
+     * sandbox's lock, so that this driver's own stop or start cannot replace the pod meanwhile: the pod is pinned,
+     * the stream opened, and the pod read again; the stream's output is let through only when the pod still has the
+     * pinned UID, else the stream is closed and the exec refused (FAILED_PRECONDITION). The window that remains: a
+     * pod replaced by someone else (deleted, re-created by the controller, scheduled and started) within the one
+     * round trip between the first read and the API server's look-up of the name is detected, not prevented: the
+     * command may have started in the replacement before the stream is closed.
+     */
+    @Override
+    public ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(command, "command is null");
+        requireNonNull(listener, "listener is null");
+        if (command.workingDirectory().isPresent()) {
+            throw DriverException.invalidArgument(
+                    "working_directory", "the Kubernetes exec API has no working directory; use sh -c 'cd DIR; ...'");
+        }
+        return locked(ref, () -> {
+            ExecutionPods.PinnedPod pod = pods.pin(ref, generation, true);
+            PodExec exec = PodExec.open(client, pod, command, listener, settings.requestTimeout());
+            try {
+                pods.requireSamePod(pod);
+            } catch (RuntimeException e) {
+                exec.abandon();
+                throw e;
+            }
+            exec.admit();
+            log.debug(
+                    "Exec in sandbox {} at generation {} (pod {}/{}, uid {})",
+                    ref,
+                    generation,
+                    pod.namespace(),
+                    pod.name(),
+                    pod.uid());
+            return exec;
+        });
+    }
+
+    /**
+     * Reads the output of the pod of execution {@code generation}, pinned by UID as for {@link #exec}. Kubernetes
+     * deletes a stopped execution's pod and its output with it: a read of a stopped execution is FAILED_PRECONDITION
+     * (with a {@code running} mismatch) once the pod is gone; a start of a newer generation makes it a {@code
+     * generation} mismatch.
+     */
+    @Override
+    public LogStream logs(SandboxRef ref, long generation, LogQuery query, LogListener listener) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(query, "query is null");
+        requireNonNull(listener, "listener is null");
+        return locked(ref, () -> {
+            ExecutionPods.PinnedPod pod = pods.pin(ref, generation, false);
+            PodLogs read =
+                    PodLogs.open(client, pod, query, listener, settings.requestTimeout(), () -> pods.stillRuns(pod));
+            try {
+                pods.requireSamePod(pod);
+            } catch (RuntimeException e) {
+                read.abandon();
+                throw e;
+            }
+            read.admit();
+            return read;
+        });
     }
 
     // ---------------------------------------------------------------------------------------------------------------

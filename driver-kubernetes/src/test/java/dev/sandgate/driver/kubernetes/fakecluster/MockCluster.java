@@ -11,7 +11,6 @@ import io.fabric8.kubernetes.client.dsl.base.ResourceDefinitionContext;
 import io.fabric8.kubernetes.client.server.mock.KubernetesMockServer;
 import io.fabric8.kubernetes.client.utils.Serialization;
 import io.fabric8.mockwebserver.Context;
-import io.fabric8.mockwebserver.MockWebServer;
 import java.net.InetAddress;
 import java.util.HashMap;
 import java.util.List;
@@ -55,7 +54,8 @@ public final class MockCluster implements AutoCloseable {
                         .build())
                 .toList();
         this.dispatcher = new PreconditionEnforcingDispatcher(contexts);
-        this.server = new KubernetesMockServer(mockContext(), new MockWebServer(), new HashMap<>(), dispatcher, false);
+        this.server = new KubernetesMockServer(
+                mockContext(), new FakeApiServer(dispatcher), new HashMap<>(), dispatcher, false);
         server.init(InetAddress.getLoopbackAddress(), 0);
         this.sandboxes = sandboxContext(activeVersion);
         this.admin = client(ADMIN_USER_AGENT);

@@ -5,9 +5,12 @@ import static java.util.Objects.requireNonNull;
 
 import io.fabric8.kubernetes.api.model.APIResourceBuilder;
 import io.fabric8.kubernetes.api.model.APIResourceListBuilder;
+import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.DeleteOptions;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
+import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.Preconditions;
+import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Status;
 import io.fabric8.kubernetes.api.model.StatusBuilder;
 import io.fabric8.kubernetes.client.dsl.base.CustomResourceDefinitionContext;
@@ -21,6 +24,7 @@ import io.fabric8.mockwebserver.http.RecordedRequest;
 import io.fabric8.mockwebserver.http.Response;
 import io.fabric8.mockwebserver.http.WebSocket;
 import io.fabric8.mockwebserver.http.WebSocketListener;
+import io.vertx.core.http.HttpServerRequest;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -75,15 +79,80 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
     public static final String REFUSED_IMAGE = "refused.invalid/sandgate-kit/refused:1";
 
     static final String FOREGROUND_FINALIZER = "foregroundDeletion";
+    private static final Pattern POD = Pattern.compile("/api/v1/namespaces/[^/]+/pods/[^/]+");
+    private static final Pattern POD_COLLECTION = Pattern.compile("/api/v1/namespaces/[^/]+/pods/?");
     private static final Pattern DISCOVERY = Pattern.compile("/apis/([^/?]+)/([^/?]+)/?");
 
     private final List<CustomResourceDefinitionContext> served;
     private final List<ReceivedRequest> received = new CopyOnWriteArrayList<>();
     private final Object writes = new Object();
+    private final FakeKubelet kubelet = new FakeKubelet(new KubeletStore());
 
     public PreconditionEnforcingDispatcher(List<CustomResourceDefinitionContext> served) {
         super(served);
         this.served = List.copyOf(served);
+    }
+
+    /** The kubelet behind {@code pods/exec} and {@code pods/log}. */
+    FakeKubelet kubelet() {
+        return kubelet;
+    }
+
+    /** A {@code pods/log} request, which the server streams itself (see {@link FakeApiServer}); recorded too. */
+    void serveLog(HttpServerRequest request) {
+        received.add(new ReceivedRequest(request.method().name(), request.uri(), request.getHeader("User-Agent")));
+        kubelet.log(request);
+    }
+
+    private final class KubeletStore implements FakeKubelet.Store {
+        @Override
+        public Optional<Pod> pod(String namespace, String name) {
+            return read("/api/v1/namespaces/" + namespace + "/pods/" + name, Pod.class);
+        }
+
+        @Override
+        public Optional<Secret> secret(String namespace, String name) {
+            return read("/api/v1/namespaces/" + namespace + "/secrets/" + name, Secret.class);
+        }
+
+        @Override
+        public void containerEnded(Pod pod, String container, int exitCode) {
+            String path = "/api/v1/namespaces/" + pod.getMetadata().getNamespace() + "/pods/"
+                    + pod.getMetadata().getName();
+            synchronized (writes) {
+                Optional<Pod> current = read(path, Pod.class);
+                if (current.isEmpty()
+                        || !current.get()
+                                .getMetadata()
+                                .getUid()
+                                .equals(pod.getMetadata().getUid())) {
+                    return; // deleted or replaced meanwhile
+                }
+                Pod ended = current.get();
+                ended.getStatus().setPhase(exitCode == 0 ? "Succeeded" : "Failed");
+                ended.getStatus()
+                        .setContainerStatuses(List.of(new ContainerStatusBuilder()
+                                .withName(container)
+                                .withReady(false)
+                                .withNewState()
+                                .withNewTerminated()
+                                .withExitCode(exitCode)
+                                .withReason(exitCode == 0 ? "Completed" : "Error")
+                                .endTerminated()
+                                .endState()
+                                .build()));
+                PreconditionEnforcingDispatcher.super.dispatch(synthetic(HttpMethod.PUT, path + "/status", ended));
+            }
+        }
+
+        private <T> Optional<T> read(String path, Class<T> type) {
+            MockResponse response = handleGet(path);
+            if (response.code() != 200) {
+                return Optional.empty();
+            }
+            return Optional.ofNullable(
+                    Serialization.unmarshal(new String(response.getBody().getBytes(), UTF_8), type));
+        }
     }
 
     /** Every request received so far, in order. */
@@ -95,6 +164,9 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
     public MockResponse dispatch(RecordedRequest request) {
         received.add(new ReceivedRequest(request.getMethod(), request.getPath(), request.getHeader("User-Agent")));
         HttpMethod method = request.method();
+        if (method == HttpMethod.GET && FakeKubelet.isExec(request.getPath())) {
+            return kubelet.exec(request);
+        }
         if (method == HttpMethod.GET) {
             return discovery(request.getPath()).orElseGet(() -> super.dispatch(request));
         }
@@ -112,7 +184,14 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
                 return invalid("spec.podTemplate.spec.containers[0].image: Invalid value: \"" + REFUSED_IMAGE
                         + "\": refused by the cluster's image policy");
             }
-            return super.dispatch(request);
+            MockResponse response = super.dispatch(request);
+            if (method == HttpMethod.POST
+                    && POD_COLLECTION.matcher(withoutQuery(request.getPath())).matches()
+                    && response.code() < 300) {
+                kubelet.podCreated(
+                        Serialization.unmarshal(new String(response.getBody().getBytes(), UTF_8), Pod.class));
+            }
+            return response;
         }
     }
 
@@ -259,7 +338,11 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
                 return updated;
             }
         }
-        return handleDelete(path);
+        MockResponse deleted = handleDelete(path);
+        if (deleted.code() < 300 && POD.matcher(withoutQuery(path)).matches()) {
+            kubelet.podDeleted(object.getMetadata().getUid());
+        }
+        return deleted;
     }
 
     private MockResponse update(RecordedRequest request) {
