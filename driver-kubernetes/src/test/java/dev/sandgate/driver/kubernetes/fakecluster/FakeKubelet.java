@@ -63,7 +63,18 @@ public final class FakeKubelet {
     /** The end of an exec's standard input, in its queue of chunks. */
     private static final Chunk END_OF_INPUT = new Chunk(null);
 
-    private record Chunk(byte[] data) {}
+    /** A chunk of standard input; a class, not a record: its bytes are never compared. */
+    private static final class Chunk {
+        private final byte[] data;
+
+        Chunk(byte[] data) {
+            this.data = data;
+        }
+
+        byte[] data() {
+            return data;
+        }
+    }
 
     /** What the kubelet reads from and writes to the API server's store. */
     interface Store {
@@ -332,7 +343,24 @@ public final class FakeKubelet {
     // ---------------------------------------------------------------------------------------------------------------
     // containers
 
-    private record LogEntry(Instant time, byte[] data) {}
+    /** One write to a container's log; a class, not a record: its bytes are never compared. */
+    private static final class LogEntry {
+        private final Instant time;
+        private final byte[] data;
+
+        LogEntry(Instant time, byte[] data) {
+            this.time = time;
+            this.data = data;
+        }
+
+        Instant time() {
+            return time;
+        }
+
+        byte[] data() {
+            return data;
+        }
+    }
 
     private final class RunningContainer {
         private final Pod pod;
