@@ -1,9 +1,17 @@
 package dev.sandgate.gateway.grpc;
 
+import static dev.sandgate.gateway.grpc.RequestFields.MAX_ENVIRONMENT_ENTRIES;
+import static dev.sandgate.gateway.grpc.RequestFields.MAX_ENVIRONMENT_VALUE_LENGTH;
+import static dev.sandgate.gateway.grpc.RequestFields.argv;
+import static dev.sandgate.gateway.grpc.RequestFields.dnsLabel;
+import static dev.sandgate.gateway.grpc.RequestFields.fromSpi;
+import static dev.sandgate.gateway.grpc.RequestFields.meta;
+import static dev.sandgate.gateway.grpc.RequestFields.requestId;
+import static dev.sandgate.gateway.grpc.RequestFields.sandboxId;
+import static dev.sandgate.gateway.grpc.RequestFields.sha256;
+import static dev.sandgate.gateway.grpc.RequestFields.target;
 import static java.util.Objects.requireNonNull;
 
-import com.google.protobuf.CodedOutputStream;
-import com.google.protobuf.Message;
 import com.google.protobuf.Timestamp;
 import dev.sandgate.api.v1.Condition;
 import dev.sandgate.api.v1.CreateSandboxRequest;
@@ -12,31 +20,24 @@ import dev.sandgate.api.v1.DeleteOutcome;
 import dev.sandgate.api.v1.DeleteSandboxRequest;
 import dev.sandgate.api.v1.DeleteSandboxResponse;
 import dev.sandgate.api.v1.ExecResult;
-import dev.sandgate.api.v1.ExecStart;
 import dev.sandgate.api.v1.Execution;
-import dev.sandgate.api.v1.ExecutionLease;
 import dev.sandgate.api.v1.ExecutionPrecondition;
-import dev.sandgate.api.v1.ExpiryAction;
-import dev.sandgate.api.v1.ExpiryPolicy;
 import dev.sandgate.api.v1.GetSandboxPolicyResponse;
 import dev.sandgate.api.v1.LaunchInput;
 import dev.sandgate.api.v1.ListSandboxesRequest;
 import dev.sandgate.api.v1.Operation;
 import dev.sandgate.api.v1.Phase;
 import dev.sandgate.api.v1.PolicyRevision;
-import dev.sandgate.api.v1.RenewSandboxLeaseRequest;
 import dev.sandgate.api.v1.RenewSandboxLeaseResponse;
 import dev.sandgate.api.v1.ResourceRequests;
 import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.SandboxPolicy;
-import dev.sandgate.api.v1.SandboxTarget;
 import dev.sandgate.api.v1.StartOutcome;
 import dev.sandgate.api.v1.StartSandboxRequest;
 import dev.sandgate.api.v1.StartSandboxResponse;
 import dev.sandgate.api.v1.StopOutcome;
 import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.api.v1.StopSandboxResponse;
-import dev.sandgate.api.v1.StreamSandboxLogsRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyRequest;
 import dev.sandgate.api.v1.UpdateSandboxPolicyResponse;
 import dev.sandgate.api.v1.WatchEventType;
@@ -45,7 +46,6 @@ import dev.sandgate.api.v1.WatchSandboxesResponse;
 import dev.sandgate.gateway.api.ApiMethod;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.lifecycle.Commands;
-import dev.sandgate.gateway.lifecycle.Execs;
 import dev.sandgate.gateway.lifecycle.MutationReply;
 import dev.sandgate.gateway.lifecycle.Observation;
 import dev.sandgate.gateway.lifecycle.OperationView;
@@ -53,10 +53,7 @@ import dev.sandgate.gateway.lifecycle.Outcome;
 import dev.sandgate.gateway.lifecycle.PolicyView;
 import dev.sandgate.gateway.lifecycle.SandboxChange;
 import dev.sandgate.gateway.policy.PolicyDocument;
-import dev.sandgate.gateway.security.Principal;
 import dev.sandgate.gateway.store.ConditionRecord;
-import dev.sandgate.gateway.store.ExpiryRecord;
-import dev.sandgate.gateway.store.LeaseRecord;
 import dev.sandgate.gateway.store.PolicyMode;
 import dev.sandgate.gateway.store.PolicyRevisionRecord;
 import dev.sandgate.gateway.store.SandboxFilter;
@@ -66,44 +63,30 @@ import dev.sandgate.gateway.store.StoreTransaction.SandboxKey;
 import dev.sandgate.gateway.store.StoredSpec;
 import dev.sandgate.gateway.token.ExecutionTokens;
 import dev.sandgate.gateway.token.PageTokens;
-import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
-import dev.sandgate.spi.ExecCommand;
-import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.Labels;
-import dev.sandgate.spi.LogQuery;
-import dev.sandgate.spi.TerminalSize;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Instant;
 import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
-import java.util.UUID;
-import java.util.regex.Pattern;
 
 /**
- * The one mapper between the public API ({@code sandgate.v1}) and the gateway's domain. It also validates requests:
- * every problem is INVALID_FIELD naming the field, raised before anything is written.
+ * The mapper between the public API ({@code sandgate.v1}) and the gateway's domain: sandboxes, policies, pages,
+ * operations and watch events. It also validates requests: every problem is INVALID_FIELD naming the field, raised
+ * before anything is written.
+ *
+ * <p>It is one mapping layer in four classes, each owning one area and nobody else mapping those messages: this one;
+ * {@link ExecMapper} (exec and logs, pinned to an execution); {@link ExpiryMapper} (expiry policies and leases); and
+ * {@link RequestFields}, the field rules they share (request ids and their fingerprints, targets, identifiers, argv).
  */
 public final class ApiMapper {
     public static final int DEFAULT_PAGE_SIZE = 100;
     public static final int MAX_PAGE_SIZE = 1000;
-    static final int MAX_ARGV_ENTRIES = 256;
-    static final int MAX_ARGV_LENGTH = 4096;
-    static final int MAX_ENVIRONMENT_ENTRIES = 256;
-    static final int MAX_ENVIRONMENT_VALUE_LENGTH = 32 * 1024;
-
-    private static final Pattern ENVIRONMENT_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,255}");
-    private static final Pattern UUID_TEXT =
-            Pattern.compile("[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
 
     private final ExecutionTokens tokens;
     private final PageTokens pages;
@@ -180,51 +163,7 @@ public final class ApiMapper {
                 policy,
                 mode,
                 request.getWaitUntilReady(),
-                request.hasExpiry() ? Optional.of(expiry(request.getExpiry())) : Optional.empty());
-    }
-
-    static final java.time.Duration MIN_EXPIRY = java.time.Duration.ofSeconds(1);
-    static final java.time.Duration MAX_EXPIRY = java.time.Duration.ofDays(366);
-
-    /** An expiry policy; INVALID_FIELD naming {@code expiry.*}. */
-    private static ExpiryRecord expiry(ExpiryPolicy expiry) {
-        Optional<java.time.Duration> ttl =
-                expiry.hasTtl() ? Optional.of(expiryDuration("expiry.ttl", expiry.getTtl())) : Optional.empty();
-        Optional<java.time.Duration> idle = expiry.hasIdleTimeout()
-                ? Optional.of(expiryDuration("expiry.idle_timeout", expiry.getIdleTimeout()))
-                : Optional.empty();
-        if (ttl.isEmpty() && idle.isEmpty()) {
-            throw GatewayException.invalidField(
-                    "expiry", "needs a ttl or an idle_timeout (or leave expiry out: the sandbox never expires)");
-        }
-        ExpiryRecord.Action action = switch (expiry.getAction()) {
-            case EXPIRY_ACTION_UNSPECIFIED, EXPIRE_STOP -> ExpiryRecord.Action.STOP;
-            case EXPIRE_DELETE -> ExpiryRecord.Action.DELETE;
-            case UNRECOGNIZED -> throw GatewayException.invalidField("expiry.action", "is not an expiry action");
-        };
-        return new ExpiryRecord(ttl, idle, action);
-    }
-
-    private static java.time.Duration expiryDuration(String field, com.google.protobuf.Duration value) {
-        if (value.getNanos() < 0 || value.getNanos() > 999_999_999) {
-            throw GatewayException.invalidField(field, "is not a valid duration (nanos out of range)");
-        }
-        java.time.Duration d = java.time.Duration.ofSeconds(value.getSeconds(), value.getNanos());
-        if (d.compareTo(MIN_EXPIRY) < 0 || d.compareTo(MAX_EXPIRY) > 0) {
-            throw GatewayException.invalidField(field, "must be between 1s and 366 days");
-        }
-        return d;
-    }
-
-    public Commands.RenewLease renewLease(RenewSandboxLeaseRequest request) {
-        Commands.RequestMeta meta = meta(ApiMethod.RENEW_SANDBOX_LEASE, request.getRequestId(), request);
-        Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
-        if (request.getExecutionToken().isEmpty()) {
-            throw GatewayException.invalidField(
-                    "execution_token", "is required: the token of the execution whose lease is renewed");
-        }
-        ExecutionTokens.requireWellFormed("execution_token", request.getExecutionToken());
-        return new Commands.RenewLease(meta, target, request.getExecutionToken());
+                request.hasExpiry() ? Optional.of(ExpiryMapper.expiry(request.getExpiry())) : Optional.empty());
     }
 
     public Commands.Stop stop(StopSandboxRequest request) {
@@ -257,133 +196,6 @@ public final class ApiMapper {
         }
         return new Commands.UpdatePolicy(
                 meta, target, PolicyDocument.parse(request.getDocument()), request.getExpectedRevision());
-    }
-
-    /**
-     * The first message of an exec. Fields are named as in the request ({@code start.command}); the fingerprint of a
-     * request_id leaves environment values out (they are secrets, and kept nowhere).
-     */
-    public Execs.Exec exec(ExecStart start) {
-        ExecStart withoutValues = start.toBuilder()
-                .clearEnvironment()
-                .putAllEnvironment(start.getEnvironmentMap().keySet().stream()
-                        .collect(java.util.stream.Collectors.toMap(name -> name, name -> "")))
-                .build();
-        Commands.RequestMeta meta = meta(ApiMethod.EXEC_SANDBOX, start.getRequestId(), withoutValues);
-        Commands.Target target = prefixed("start.", () -> target(start.hasTarget() ? start.getTarget() : null));
-        String token = requiredToken("start.execution_token", start.getExecutionToken());
-        if (start.getCommandCount() == 0) {
-            throw GatewayException.invalidField("start.command", "is required: at least the program");
-        }
-        if (start.getCommand(0).isEmpty()) {
-            throw GatewayException.invalidField("start.command[0]", "the program must not be empty");
-        }
-        argv("start.command", start.getCommandList());
-        if (start.getEnvironmentCount() > MAX_ENVIRONMENT_ENTRIES) {
-            throw GatewayException.invalidField(
-                    "start.environment", "at most " + MAX_ENVIRONMENT_ENTRIES + " variables are allowed");
-        }
-        start.getEnvironmentMap().forEach((name, value) -> {
-            if (!ENVIRONMENT_NAME.matcher(name).matches()) {
-                throw GatewayException.invalidField(
-                        "start.environment",
-                        "names must be letters, digits and '_', not starting with a digit (at most 256 characters)");
-            }
-            if (value.length() > MAX_ENVIRONMENT_VALUE_LENGTH || value.indexOf('\0') >= 0) {
-                throw GatewayException.invalidField(
-                        "start.environment[" + name + "]",
-                        "values must be at most " + MAX_ENVIRONMENT_VALUE_LENGTH + " characters, without NUL");
-            }
-        });
-        String workingDir = start.getWorkingDir();
-        if (!workingDir.isEmpty()
-                && (!workingDir.startsWith("/") || workingDir.indexOf('\0') >= 0 || workingDir.length() > 4096)) {
-            throw GatewayException.invalidField("start.working_dir", "must be an absolute path");
-        }
-        Optional<TerminalSize> size = Optional.empty();
-        if (start.hasTerminalSize()) {
-            if (!start.getTty()) {
-                throw GatewayException.invalidField("start.terminal_size", "is only allowed with start.tty");
-            }
-            size = Optional.of(terminalSize("start.terminal_size", start.getTerminalSize()));
-        }
-        ExecCommand command = new ExecCommand(
-                start.getCommandList(),
-                start.getEnvironmentMap(),
-                workingDir.isEmpty() ? Optional.empty() : Optional.of(workingDir),
-                start.getTty(),
-                start.getStdin(),
-                size);
-        return new Execs.Exec(meta, target, token, "start.execution_token", command);
-    }
-
-    /** A terminal size from a request; INVALID_FIELD naming {@code field} unless both are 1 to 65535. */
-    public static TerminalSize terminalSize(String field, dev.sandgate.api.v1.TerminalSize size) {
-        if (size.getColumns() < 1 || size.getRows() < 1 || size.getColumns() > 65535 || size.getRows() > 65535) {
-            throw GatewayException.invalidField(field, "columns and rows must be between 1 and 65535");
-        }
-        return new TerminalSize(size.getColumns(), size.getRows());
-    }
-
-    public Execs.Logs logs(StreamSandboxLogsRequest request) {
-        Commands.Target target = target(request.hasTarget() ? request.getTarget() : null);
-        String token = requiredToken("execution_token", request.getExecutionToken());
-        Optional<Instant> since = Optional.empty();
-        if (request.hasSince()) {
-            Timestamp t = request.getSince();
-            if (t.getSeconds() < 0 || t.getNanos() < 0 || t.getNanos() > 999_999_999) {
-                throw GatewayException.invalidField("since", "must be a valid time after 1970");
-            }
-            since = Optional.of(Instant.ofEpochSecond(t.getSeconds(), t.getNanos()));
-        }
-        return new Execs.Logs(target, token, "execution_token", new LogQuery(request.getFollow(), since));
-    }
-
-    private static String requiredToken(String field, String token) {
-        if (token.isEmpty()) {
-            throw GatewayException.invalidField(field, "is required: the execution to act in (GetSandbox shows it)");
-        }
-        ExecutionTokens.requireWellFormed(field, token);
-        return token;
-    }
-
-    /** Runs {@code parse}, naming the fields of its INVALID_FIELD errors under {@code prefix}. */
-    private static <T> T prefixed(String prefix, java.util.function.Supplier<T> parse) {
-        try {
-            return parse.get();
-        } catch (GatewayException e) {
-            if (e.field().isEmpty()) {
-                throw e;
-            }
-            String field = e.field().get();
-            String message = e.getMessage().startsWith(field + ": ")
-                    ? e.getMessage().substring(field.length() + 2)
-                    : e.getMessage();
-            throw GatewayException.invalidField(prefix + field, message);
-        }
-    }
-
-    /** A target from a request; INVALID_FIELD naming {@code target.*}. */
-    public Commands.Target target(SandboxTarget target) {
-        if (target == null) {
-            throw GatewayException.invalidField("target", "is required: give the id, or the workspace and name");
-        }
-        Optional<String> id =
-                target.getId().isEmpty() ? Optional.empty() : Optional.of(sandboxId("target.id", target.getId()));
-        boolean hasWorkspace = !target.getWorkspace().isEmpty();
-        boolean hasName = !target.getName().isEmpty();
-        if (hasWorkspace != hasName) {
-            throw GatewayException.invalidField(
-                    hasWorkspace ? "target.name" : "target.workspace",
-                    "is required with target." + (hasWorkspace ? "workspace" : "name"));
-        }
-        if (id.isEmpty() && !hasWorkspace) {
-            throw GatewayException.invalidField("target", "is empty: give the id, or the workspace and name");
-        }
-        Optional<String> workspace =
-                hasWorkspace ? Optional.of(dnsLabel("target.workspace", target.getWorkspace())) : Optional.empty();
-        Optional<String> name = hasName ? Optional.of(dnsLabel("target.name", target.getName())) : Optional.empty();
-        return new Commands.Target(id, workspace, name);
     }
 
     private Commands.Precondition precondition(ExecutionPrecondition precondition) {
@@ -476,92 +288,6 @@ public final class ApiMapper {
         return requestId("request_id", requestId).orElseThrow();
     }
 
-    private static Commands.RequestMeta meta(ApiMethod method, String requestId, Message request) {
-        Optional<String> id = requestId("request_id", requestId);
-        if (id.isEmpty()) {
-            return new Commands.RequestMeta(Optional.empty(), "");
-        }
-        Message withoutId = request.toBuilder()
-                .clearField(request.getDescriptorForType().findFieldByName("request_id"))
-                .build();
-        // The method's name, a line break, then the request without its id, deterministically serialized (map
-        // entries in key order), written straight into the array that is hashed.
-        byte[] methodBytes = (method.wireName() + "\n").getBytes(StandardCharsets.UTF_8);
-        int size = withoutId.getSerializedSize();
-        byte[] all = new byte[methodBytes.length + size];
-        System.arraycopy(methodBytes, 0, all, 0, methodBytes.length);
-        try {
-            CodedOutputStream out = CodedOutputStream.newInstance(all, methodBytes.length, size);
-            out.useDeterministicSerialization();
-            withoutId.writeTo(out);
-            out.checkNoSpaceLeft();
-        } catch (IOException e) {
-            throw new IllegalStateException("writing to memory failed", e);
-        }
-        return new Commands.RequestMeta(
-                id,
-                "sha256:" + HexFormat.of().formatHex(sha256(all)),
-                Principal.current().ledgerName());
-    }
-
-    private static Optional<String> requestId(String field, String value) {
-        if (value.isEmpty()) {
-            return Optional.empty();
-        }
-        if (!UUID_TEXT.matcher(value).matches()) {
-            throw GatewayException.invalidField(field, "must be a UUID");
-        }
-        return Optional.of(UUID.fromString(value).toString().toLowerCase(Locale.ROOT));
-    }
-
-    private static String sandboxId(String field, String value) {
-        try {
-            return Identifiers.requireSandboxId(field, value);
-        } catch (DriverException e) {
-            throw fromSpi(e, field);
-        }
-    }
-
-    private static String dnsLabel(String field, String value) {
-        try {
-            return Identifiers.requireDnsLabel(field, value);
-        } catch (DriverException e) {
-            throw fromSpi(e, field);
-        }
-    }
-
-    private static void argv(String field, List<String> values) {
-        if (values.size() > MAX_ARGV_ENTRIES) {
-            throw GatewayException.invalidField(field, "at most " + MAX_ARGV_ENTRIES + " entries are allowed");
-        }
-        for (int i = 0; i < values.size(); i++) {
-            if (values.get(i).length() > MAX_ARGV_LENGTH) {
-                throw GatewayException.invalidField(
-                        field + "[" + i + "]", "must be at most " + MAX_ARGV_LENGTH + " characters");
-            }
-        }
-    }
-
-    /** The SPI's validation speaks {@code field: problem}; the field is kept. */
-    private static GatewayException fromSpi(DriverException e, String fallbackField) {
-        if (e.code() != DriverErrorCode.INVALID_ARGUMENT) {
-            throw e;
-        }
-        String text = e.getMessage();
-        int colon = text.indexOf(": ");
-        return colon > 0
-                ? GatewayException.invalidField(text.substring(0, colon), text.substring(colon + 2))
-                : GatewayException.invalidField(fallbackField, text);
-    }
-
-    private static byte[] sha256(byte[] bytes) {
-        try {
-            return MessageDigest.getInstance("SHA-256").digest(bytes);
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
-        }
-    }
-
     // ---------------------------------------------------------------------------------------------------------------
     // Domain -> responses
 
@@ -603,36 +329,9 @@ public final class ApiMapper {
                     .setMessage(c.message())
                     .setTime(timestamp(c.time())));
         }
-        s.expiry().ifPresent(e -> b.setExpiry(expiryPolicy(e)));
-        s.lease().ifPresent(l -> b.setLease(lease(l)));
+        s.expiry().ifPresent(e -> b.setExpiry(ExpiryMapper.expiryPolicy(e)));
+        s.lease().ifPresent(l -> b.setLease(ExpiryMapper.lease(l)));
         return b.build();
-    }
-
-    private static ExpiryPolicy expiryPolicy(ExpiryRecord e) {
-        ExpiryPolicy.Builder b = ExpiryPolicy.newBuilder()
-                .setAction(
-                        switch (e.action()) {
-                            case STOP -> ExpiryAction.EXPIRE_STOP;
-                            case DELETE -> ExpiryAction.EXPIRE_DELETE;
-                        });
-        e.ttl().ifPresent(d -> b.setTtl(duration(d)));
-        e.idleTimeout().ifPresent(d -> b.setIdleTimeout(duration(d)));
-        return b.build();
-    }
-
-    private static ExecutionLease lease(LeaseRecord l) {
-        ExecutionLease.Builder b =
-                ExecutionLease.newBuilder().setGeneration(l.generation()).setRenewTime(timestamp(l.renewTime()));
-        l.ttlDeadline().ifPresent(t -> b.setTtlDeadline(timestamp(t)));
-        l.idleDeadline().ifPresent(t -> b.setIdleDeadline(timestamp(t)));
-        return b.build();
-    }
-
-    private static com.google.protobuf.Duration duration(java.time.Duration d) {
-        return com.google.protobuf.Duration.newBuilder()
-                .setSeconds(d.getSeconds())
-                .setNanos(d.getNano())
-                .build();
     }
 
     private Execution execution(SandboxRecord s) {
@@ -702,7 +401,7 @@ public final class ApiMapper {
                 RenewSandboxLeaseResponse.newBuilder().setReplayed(reply.replayed());
         reply.sandbox().ifPresent(s -> {
             b.setSandbox(sandbox(s));
-            s.lease().ifPresent(l -> b.setLease(lease(l)));
+            s.lease().ifPresent(l -> b.setLease(ExpiryMapper.lease(l)));
         });
         return b.build();
     }
@@ -833,7 +532,7 @@ public final class ApiMapper {
         };
     }
 
-    private static Timestamp timestamp(Instant instant) {
+    static Timestamp timestamp(Instant instant) {
         return Timestamp.newBuilder()
                 .setSeconds(instant.getEpochSecond())
                 .setNanos(instant.getNano())

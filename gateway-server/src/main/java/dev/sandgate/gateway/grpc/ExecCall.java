@@ -31,7 +31,6 @@ import java.util.concurrent.RejectedExecutionException;
  */
 final class ExecCall implements StreamObserver<ExecSandboxRequest> {
     private final Execs execs;
-    private final ApiMapper mapper;
     private final ServerCallStreamObserver<ExecSandboxResponse> out;
     private final Executor executor;
     private final StreamSender<ExecSandboxResponse> sender;
@@ -40,10 +39,8 @@ final class ExecCall implements StreamObserver<ExecSandboxRequest> {
     private volatile ExecProcess process;
     private volatile boolean stdinClosed;
 
-    private ExecCall(
-            Execs execs, ApiMapper mapper, ServerCallStreamObserver<ExecSandboxResponse> out, Executor executor) {
+    private ExecCall(Execs execs, ServerCallStreamObserver<ExecSandboxResponse> out, Executor executor) {
         this.execs = execs;
-        this.mapper = mapper;
         this.out = out;
         this.executor = executor;
         this.sender = new StreamSender<>(out, this::closeProcess);
@@ -51,13 +48,10 @@ final class ExecCall implements StreamObserver<ExecSandboxRequest> {
 
     /** Serves one call: reads requests one at a time (manual flow control) and answers on {@code out}. */
     static StreamObserver<ExecSandboxRequest> open(
-            Execs execs, ApiMapper mapper, StreamObserver<ExecSandboxResponse> out, Executor executor) {
+            Execs execs, StreamObserver<ExecSandboxResponse> out, Executor executor) {
         var serverOut = (ServerCallStreamObserver<ExecSandboxResponse>) requireNonNull(out, "out is null");
         ExecCall call = new ExecCall(
-                requireNonNull(execs, "execs is null"),
-                requireNonNull(mapper, "mapper is null"),
-                serverOut,
-                requireNonNull(executor, "executor is null"));
+                requireNonNull(execs, "execs is null"), serverOut, requireNonNull(executor, "executor is null"));
         serverOut.disableAutoRequest();
         serverOut.request(1);
         return call;
@@ -83,9 +77,12 @@ final class ExecCall implements StreamObserver<ExecSandboxRequest> {
         if (!request.hasStart()) {
             throw GatewayException.invalidField("start", "the first message must carry ExecStart");
         }
-        Execs.Exec parsed = mapper.exec(request.getStart());
+        Execs.Exec parsed = ExecMapper.exec(request.getStart());
         exec = parsed;
-        run(() -> started(execs.exec(parsed, Listener::new)));
+        run(() -> {
+            sender.opening();
+            started(execs.exec(parsed, Listener::new));
+        });
     }
 
     private void started(Execs.Started started) {
@@ -140,7 +137,7 @@ final class ExecCall implements StreamObserver<ExecSandboxRequest> {
                 if (!exec.command().tty()) {
                     throw GatewayException.invalidField("resize", "is only allowed with start.tty");
                 }
-                TerminalSize size = ApiMapper.terminalSize("resize", request.getResize());
+                TerminalSize size = ExecMapper.terminalSize("resize", request.getResize());
                 run(() -> {
                     running.resize(size);
                     out.request(1);

@@ -34,7 +34,6 @@ final class LogsCall {
     /** Serves one call on {@code out}. */
     static void serve(
             Execs execs,
-            ApiMapper mapper,
             StreamSandboxLogsRequest request,
             StreamObserver<StreamSandboxLogsResponse> out,
             Executor executor) {
@@ -42,13 +41,14 @@ final class LogsCall {
                 new LogsCall((ServerCallStreamObserver<StreamSandboxLogsResponse>) requireNonNull(out, "out is null"));
         Execs.Logs logs;
         try {
-            logs = mapper.logs(request);
+            logs = ExecMapper.logs(request);
         } catch (RuntimeException e) {
             call.sender.fail(e);
             return;
         }
         Runnable start = Context.current().wrap(() -> {
             try {
+                call.sender.opening();
                 call.stream = execs.logs(logs, call.new Listener()).stream();
                 if (call.sender.finished()) {
                     call.closeStream();

@@ -101,7 +101,7 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
                 out,
                 () -> GetSandboxResponse.newBuilder()
                         .setSandbox(mapper.sandbox(
-                                lifecycle.get(mapper.target(request.hasTarget() ? request.getTarget() : null))))
+                                lifecycle.get(RequestFields.target(request.hasTarget() ? request.getTarget() : null))))
                         .build());
     }
 
@@ -176,7 +176,10 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
 
     @Override
     public void renewSandboxLease(RenewSandboxLeaseRequest request, StreamObserver<RenewSandboxLeaseResponse> out) {
-        mutate(out, deadline -> mapper.renewLeaseResponse(lifecycle.renewLease(mapper.renewLease(request), deadline)));
+        mutate(
+                out,
+                deadline ->
+                        mapper.renewLeaseResponse(lifecycle.renewLease(ExpiryMapper.renewLease(request), deadline)));
     }
 
     @Override
@@ -184,7 +187,7 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
         respond(
                 out,
                 () -> mapper.policyResponse(
-                        lifecycle.policy(mapper.target(request.hasTarget() ? request.getTarget() : null))));
+                        lifecycle.policy(RequestFields.target(request.hasTarget() ? request.getTarget() : null))));
     }
 
     @Override
@@ -198,12 +201,12 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
 
     @Override
     public StreamObserver<ExecSandboxRequest> execSandbox(StreamObserver<ExecSandboxResponse> out) {
-        return ExecCall.open(lifecycle.execs(), mapper, out, callExecutor);
+        return ExecCall.open(lifecycle.execs(), out, callExecutor);
     }
 
     @Override
     public void streamSandboxLogs(StreamSandboxLogsRequest request, StreamObserver<StreamSandboxLogsResponse> out) {
-        LogsCall.serve(lifecycle.execs(), mapper, request, out, callExecutor);
+        LogsCall.serve(lifecycle.execs(), request, out, callExecutor);
     }
 
     /** How long an operation may wait for a busy sandbox: the caller's deadline, or the default without one. */

@@ -14,6 +14,7 @@ import dev.sandgate.gateway.store.Store;
 import dev.sandgate.gateway.token.ExecutionTokens;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.DriverCapabilities;
+import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.ExecCommand;
 import dev.sandgate.spi.ExecListener;
@@ -45,12 +46,21 @@ import org.slf4j.LoggerFactory;
  *
  * <p>An exec with a request_id is admitted durably before the driver is called (its request record, pending, with
  * the sandbox id and generation it resolved to), and its exit code is recorded when it ends. A retry of a finished
- * one is answered with that exit code and runs nothing; a retry of one recorded without a result (it still runs, or
- * the gateway stopped while it ran) is EXEC_OUTCOME_UNCERTAIN, never a second run; the same request_id with another
- * request is REQUEST_ID_REUSED.
+ * one is answered with that exit code and runs nothing; a retry of one whose outcome is unknown (it still runs, the
+ * gateway stopped while it ran, or the driver lost it) is EXEC_OUTCOME_UNCERTAIN, never a second run; the same
+ * request_id with another request is REQUEST_ID_REUSED. A driver's refusal is recorded by what the SPI guarantees of
+ * it ({@link #afterRefusal}): a permanent refusal that ran nothing is replayed as it was; a driver UNAVAILABLE, which
+ * ran nothing but may pass, lets a retry run the command (once: the retry is admitted in the record's place, and a
+ * concurrent one is EXEC_OUTCOME_UNCERTAIN); any other failure is EXEC_OUTCOME_UNCERTAIN for retries.
+ *
+ * <p>The records are pruned as every request record is, after the request retention: a finished one counted from
+ * its end, one that never got a result (the gateway stopped while it ran) from its admission.
  */
 public final class Execs {
     private static final Logger log = LoggerFactory.getLogger(Execs.class);
+
+    /** The outcome of a recorded driver refusal that ran nothing and may be retried (see {@link #afterRefusal}). */
+    static final String REFUSED_FOR_NOW = "REFUSED_FOR_NOW";
 
     private final Store store;
     private final ComputeDriver driver;
@@ -143,12 +153,14 @@ public final class Execs {
         ExecutionTokens.Claim claim = tokens.verify(c.tokenField(), c.token());
         Optional<String> requestId = c.meta().requestId();
         SandboxRecord row;
+        boolean readmitted = false;
         if (requestId.isPresent()) {
             Admitted admitted = admit(c, claim, requestId.get());
             if (admitted.replay() != null) {
                 return admitted.replay();
             }
             row = admitted.row();
+            readmitted = admitted.readmitted();
         } else {
             row = targets.resolve(c.target());
             checkToken(claim, row, c.tokenField());
@@ -158,7 +170,7 @@ public final class Execs {
         ExecListener listener = listenerFor.apply(new Pinned(row.id(), row.generation()));
         ExecListener recording = requestId.isEmpty()
                 ? listener
-                : new RecordingListener(requestId.get(), row.id(), row.generation(), listener);
+                : new RecordingListener(new Attempt(requestId.get(), readmitted), row.id(), row.generation(), listener);
         try {
             ExecProcess process = driver.exec(ref, row.generation(), c.command(), recording);
             log.info(
@@ -170,11 +182,36 @@ public final class Execs {
             return new Running(row.id(), row.generation(), requireNonNull(process, "the driver returned no process"));
         } catch (DriverException e) {
             GatewayException refused = GatewayException.fromPinnedCall(e);
-            // Nothing ran (the SPI's contract for a refusal): a retry answers the same refusal, not "uncertain".
-            requestId.ifPresent(id -> completeQuietly(
-                    id, RequestResult.failure(ErrorRecord.of(refused), Optional.of(row.id()), row.generation())));
+            if (requestId.isPresent()) {
+                record(new Attempt(requestId.get(), readmitted), afterRefusal(requestId.get(), e.code(), refused, row));
+            }
             throw refused;
+        } catch (RuntimeException e) {
+            if (requestId.isPresent()) {
+                record(
+                        new Attempt(requestId.get(), readmitted),
+                        uncertain(requestId.get(), row.id(), row.generation()));
+            }
+            throw e;
         }
+    }
+
+    /**
+     * What a retry of an exec that the driver refused with {@code code} answers, by what the SPI guarantees of the
+     * refusal: the codes {@link ComputeDriver#exec} documents ran nothing. A permanent one is replayed as it was;
+     * UNAVAILABLE is recorded as {@link #REFUSED_FOR_NOW}, so that a retry runs the command; a code the contract does
+     * not name for exec may have run something: EXEC_OUTCOME_UNCERTAIN.
+     */
+    static RequestResult afterRefusal(
+            String requestId, DriverErrorCode code, GatewayException refused, SandboxRecord row) {
+        RequestResult failure = RequestResult.failure(ErrorRecord.of(refused), Optional.of(row.id()), row.generation());
+        return switch (code) {
+            case UNSUPPORTED, INVALID_ARGUMENT, NOT_FOUND, FAILED_PRECONDITION -> failure;
+            case UNAVAILABLE ->
+                new RequestResult(REFUSED_FOR_NOW, failure.sandboxId(), failure.generation(), 0, failure.error());
+            case ABORTED, DEADLINE_EXCEEDED, ALREADY_EXISTS, INTERNAL ->
+                uncertain(requestId, row.id(), row.generation());
+        };
     }
 
     /** Starts reading the output of the execution the token names (running or stopped, but the current one). */
@@ -195,20 +232,35 @@ public final class Execs {
         }
     }
 
-    /** The stored row an exec admitted (new), or its replay. */
-    private record Admitted(SandboxRecord row, Replayed replay) {}
+    /**
+     * The stored row an exec admitted, or its replay.
+     *
+     * @param readmitted the request_id's record was a refusal that ran nothing, and this attempt took its place
+     */
+    private record Admitted(SandboxRecord row, Replayed replay, boolean readmitted) {}
 
-    /** In one write transaction: the request_id's earlier record answers, or the new exec is checked and recorded. */
+    /** One attempt of an exec with a request_id: the first (its record is pending) or a re-admitted one. */
+    private record Attempt(String requestId, boolean readmitted) {}
+
+    /**
+     * In one write transaction: the request_id's earlier record answers, or the new exec (or the retry of one the
+     * driver refused for now) is checked and recorded.
+     */
     private Admitted admit(Exec c, ExecutionTokens.Claim claim, String requestId) {
         Instant now = Transitions.now(clock);
         return store.write(tx -> {
             Optional<RequestRecord> earlier = tx.request(requestId);
-            if (earlier.isPresent()) {
-                return new Admitted(null, replay(earlier.get(), c.meta()));
+            if (earlier.isPresent() && !refusedForNow(earlier.get(), c.meta())) {
+                return new Admitted(null, replay(earlier.get(), c.meta()), false);
             }
             SandboxRecord row = Targets.resolveIn(tx, c.target());
             checkToken(claim, row, c.tokenField());
             checkRunning(row);
+            if (earlier.isPresent()) {
+                // Until this attempt ends, a retry cannot know whether it runs.
+                tx.replaceRequestResult(requestId, uncertain(requestId, row.id(), row.generation()));
+                return new Admitted(row, null, true);
+            }
             tx.insertRequest(new RequestRecord(
                     requestId,
                     ApiMethod.EXEC_SANDBOX.wireName(),
@@ -219,8 +271,16 @@ public final class Execs {
                     now,
                     Optional.empty(),
                     c.meta().principal()));
-            return new Admitted(row, null);
+            return new Admitted(row, null, false);
         });
+    }
+
+    /** Whether {@code record} is this request's, refused by the driver without running anything, and may run now. */
+    private static boolean refusedForNow(RequestRecord record, Commands.RequestMeta meta) {
+        return record.method().equals(ApiMethod.EXEC_SANDBOX.wireName())
+                && record.fingerprint().equals(meta.fingerprint())
+                && record.principal().equals(meta.principal())
+                && record.result().map(r -> r.outcome().equals(REFUSED_FOR_NOW)).orElse(false);
     }
 
     private static Replayed replay(RequestRecord record, Commands.RequestMeta meta) {
@@ -235,19 +295,7 @@ public final class Execs {
                     Map.of("request_id", record.requestId()));
         }
         if (record.result().isEmpty()) {
-            throw new GatewayException(
-                    ErrorReason.EXEC_OUTCOME_UNCERTAIN,
-                    "an exec with request_id " + record.requestId() + " was admitted and has no recorded result: it"
-                            + " may still run, or the gateway stopped while it ran; it is not run again",
-                    null,
-                    List.of(),
-                    Map.of(
-                            "request_id",
-                            record.requestId(),
-                            "sandbox_id",
-                            record.sandboxId().orElse(""),
-                            "generation",
-                            Long.toString(record.generation())));
+            throw uncertainError(record.requestId(), record.sandboxId().orElse(""), record.generation());
         }
         RequestResult result = record.result().get();
         if (result.error().isPresent()) {
@@ -259,6 +307,22 @@ public final class Execs {
                 result.exitCode()
                         .orElseThrow(() -> new IllegalStateException(
                                 "exec request " + record.requestId() + " has a result without an exit code")));
+    }
+
+    private static GatewayException uncertainError(String requestId, String sandboxId, long generation) {
+        return new GatewayException(
+                ErrorReason.EXEC_OUTCOME_UNCERTAIN,
+                "an exec with request_id " + requestId + " was admitted and its outcome is unknown: it may still run,"
+                        + " or the gateway or the driver lost it while it ran; it is not run again",
+                null,
+                List.of(),
+                Map.of("request_id", requestId, "sandbox_id", sandboxId, "generation", Long.toString(generation)));
+    }
+
+    /** The result that answers a retry with EXEC_OUTCOME_UNCERTAIN. */
+    private static RequestResult uncertain(String requestId, String sandboxId, long generation) {
+        return RequestResult.failure(
+                ErrorRecord.of(uncertainError(requestId, sandboxId, generation)), Optional.of(sandboxId), generation);
     }
 
     /** The token must name the sandbox's current execution. */
@@ -290,27 +354,38 @@ public final class Execs {
         }
     }
 
-    private void completeQuietly(String requestId, RequestResult result) {
+    /**
+     * Records how {@code attempt} ended: the result of a first attempt completes its pending record; a re-admitted one
+     * replaces the result it stood in for.
+     */
+    private void record(Attempt attempt, RequestResult result) {
         try {
             store.write(tx -> {
-                tx.completeRequest(requestId, result, Transitions.now(clock));
+                if (attempt.readmitted()) {
+                    tx.replaceRequestResult(attempt.requestId(), result);
+                } else {
+                    tx.completeRequest(attempt.requestId(), result, Transitions.now(clock));
+                }
                 return null;
             });
         } catch (RuntimeException e) {
-            // The request stays admitted without a result: a retry answers EXEC_OUTCOME_UNCERTAIN, never a rerun.
-            log.warn("exec request={}: recording its result failed: {}", requestId, e.toString());
+            // The record keeps what it had (no result, or "uncertain"): a retry answers EXEC_OUTCOME_UNCERTAIN.
+            log.warn("exec request={}: recording its result failed: {}", attempt.requestId(), e.toString());
         }
     }
 
-    /** Records the exit code before the client hears it, so that a retry after the answer replays it. */
+    /**
+     * Records the end before the client hears it, so that a retry after the answer replays it: the exit code, or, when
+     * the outcome is unknown, EXEC_OUTCOME_UNCERTAIN.
+     */
     private final class RecordingListener implements ExecListener {
-        private final String requestId;
+        private final Attempt attempt;
         private final String sandboxId;
         private final long generation;
         private final ExecListener delegate;
 
-        RecordingListener(String requestId, String sandboxId, long generation, ExecListener delegate) {
-            this.requestId = requestId;
+        RecordingListener(Attempt attempt, String sandboxId, long generation, ExecListener delegate) {
+            this.attempt = attempt;
             this.sandboxId = sandboxId;
             this.generation = generation;
             this.delegate = delegate;
@@ -323,13 +398,16 @@ public final class Execs {
 
         @Override
         public void exited(int exitCode) {
-            completeQuietly(requestId, RequestResult.exited(sandboxId, generation, exitCode));
+            record(attempt, RequestResult.exited(sandboxId, generation, exitCode));
             delegate.exited(exitCode);
         }
 
         @Override
         public void failed(DriverException error) {
-            // The outcome is unknown: the admission stays without a result (a retry is EXEC_OUTCOME_UNCERTAIN).
+            // The outcome is unknown: a retry is EXEC_OUTCOME_UNCERTAIN (a re-admitted attempt already records it).
+            if (!attempt.readmitted()) {
+                record(attempt, uncertain(attempt.requestId(), sandboxId, generation));
+            }
             delegate.failed(error);
         }
     }

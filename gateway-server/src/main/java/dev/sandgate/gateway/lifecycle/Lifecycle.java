@@ -70,6 +70,7 @@ public final class Lifecycle implements AutoCloseable {
     private final RequestLedger ledger;
     private final Reconciler reconciler;
     private final Leases leases;
+    private final PolicyUpdates policies;
     private final Expiry expiry;
     private final Execs execs;
     private volatile GatewayObserver observer = GatewayObserver.NONE;
@@ -108,6 +109,7 @@ public final class Lifecycle implements AutoCloseable {
         this.reconciler =
                 new Reconciler(store, driver, locks, transitions, ledger, hub, clock, settings, this::observer);
         this.leases = new Leases(ledger, locks, transitions, tokens, hub, clock);
+        this.policies = new PolicyUpdates(store, ledger, locks, transitions, rules, hub, clock);
         this.expiry = new Expiry(store, this, locks, tokens, hub, clock, settings.defaultWait());
         this.execs = new Execs(store, driver, capabilities, tokens, targets, clock);
     }
@@ -305,63 +307,9 @@ public final class Lifecycle implements AutoCloseable {
         });
     }
 
+    /** Admits a policy revision for later executions; see {@link PolicyUpdates}. */
     public MutationReply updatePolicy(Commands.UpdatePolicy c, CallDeadline deadline) {
-        return ledger.admit(ApiMethod.UPDATE_SANDBOX_POLICY, c.meta(), c.target(), deadline, adm -> {
-            SandboxRecord resolved = adm.resolved(c.target());
-            try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
-                transitions.completePending(resolved.id(), c.target(), adm.deadline());
-                Instant now = now();
-                Decision decision = store.write(tx -> {
-                    SandboxRecord row = Targets.reread(tx, c.target(), resolved.id());
-                    PolicyRules.checkUpdate(c, row);
-                    if (c.policy().digest().equals(row.admittedDigest())) {
-                        adm.recordDone(
-                                tx,
-                                Outcome.UNCHANGED,
-                                row,
-                                Transitions.revision(tx, row.id(), row.admittedRevision()),
-                                now);
-                        return new Decision.Done(row);
-                    }
-                    rules.checkChange(c.policy(), row, tx);
-                    long next = row.admittedRevision() + 1;
-                    // The driver's whole check, not only its capabilities: a revision admitted now must be launchable
-                    // by the next start (a VM's minimum memory, say), or the sandbox would keep one it cannot start.
-                    rules.validate(
-                            row.spec().toSpi(row.labels()),
-                            new LaunchInput(row.generation() + 1, c.policy().toLaunchPolicy(next)));
-                    PolicyRevisionRecord admitted = new PolicyRevisionRecord(
-                            row.id(), next, c.policy().digest(), c.policy().canonicalDocument(), now);
-                    tx.insertPolicyRevision(admitted);
-                    SandboxRecord written = tx.updateSandbox(row.toBuilder()
-                            .admitted(next, c.policy().digest())
-                            .updateTime(now)
-                            .build());
-                    adm.recordDone(tx, Outcome.ADMITTED, written, admitted, now);
-                    return new Decision.Proceed(written);
-                });
-                SandboxRecord updated = decision.row();
-                adm.committed(updated.id(), updated.generation());
-                Outcome outcome = decision instanceof Decision.Done ? Outcome.UNCHANGED : Outcome.ADMITTED;
-                if (outcome == Outcome.ADMITTED) {
-                    publish(SandboxChange.Type.MODIFIED, updated);
-                }
-                log.info(
-                        "policy sandbox={} op=update-policy generation={} outcome={} revision={}",
-                        updated.id(),
-                        updated.generation(),
-                        outcome,
-                        updated.admittedRevision());
-                PolicyRevisionRecord admitted = transitions.committedRevision(updated.id(), updated.admittedRevision());
-                return new MutationReply(
-                        outcome,
-                        Optional.of(updated.id()),
-                        updated.generation(),
-                        Optional.of(updated),
-                        Optional.of(admitted),
-                        false);
-            }
-        });
+        return policies.update(c, deadline);
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -554,8 +502,9 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     /**
-     * Removes idempotency records of requests that finished before {@code cutoff}, in small write transactions, so
-     * that lifecycle writes go on between them however many records have aged.
+     * Removes idempotency records of requests that finished before {@code cutoff} (and of execs admitted before it that
+     * never got a result), in small write transactions, so that lifecycle writes go on between them however many
+     * records have aged.
      */
     public int pruneRequests(Instant cutoff) {
         return ledger.prune(cutoff);

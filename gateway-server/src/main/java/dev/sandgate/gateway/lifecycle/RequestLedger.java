@@ -427,8 +427,9 @@ final class RequestLedger {
     }
 
     /**
-     * Removes the records of requests that finished before {@code cutoff}, {@link #PRUNE_BATCH} per write
-     * transaction, so that lifecycle writes go on between the batches however many records have aged.
+     * Removes the records of requests that finished before {@code cutoff}, and of execs admitted before it that never
+     * got a result, {@link #PRUNE_BATCH} per write transaction, so that lifecycle writes go on between the batches
+     * however many records have aged.
      */
     int prune(Instant cutoff) {
         int pruned = 0;

@@ -82,55 +82,6 @@ public record SandboxRecord(
         requireNonNull(lease, "lease is null");
     }
 
-    /** A sandbox that never expires. */
-    public SandboxRecord(
-            String id,
-            String workspace,
-            String name,
-            SandboxPhase phase,
-            long generation,
-            Instant generationStart,
-            long launchRevision,
-            String launchDigest,
-            long runtimeGeneration,
-            String runtimeState,
-            String runtimeDetail,
-            PolicyMode policyMode,
-            long admittedRevision,
-            String admittedDigest,
-            StoredSpec spec,
-            Map<String, String> labels,
-            List<ConditionRecord> conditions,
-            Optional<PendingTransition> pending,
-            long resourceVersion,
-            Instant createTime,
-            Instant updateTime) {
-        this(
-                id,
-                workspace,
-                name,
-                phase,
-                generation,
-                generationStart,
-                launchRevision,
-                launchDigest,
-                runtimeGeneration,
-                runtimeState,
-                runtimeDetail,
-                policyMode,
-                admittedRevision,
-                admittedDigest,
-                spec,
-                labels,
-                conditions,
-                pending,
-                resourceVersion,
-                createTime,
-                updateTime,
-                Optional.empty(),
-                Optional.empty());
-    }
-
     public SandboxRef ref() {
         return new SandboxRef(id, workspace, name);
     }

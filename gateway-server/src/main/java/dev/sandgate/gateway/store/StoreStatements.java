@@ -1,5 +1,7 @@
 package dev.sandgate.gateway.store;
 
+import dev.sandgate.gateway.api.ApiMethod;
+
 /**
  * Every SQL statement the gateway runs against its store, for each {@link SqlDialect} (the schemas are in
  * db/migration for SQLite and db/postgresql for PostgreSQL). The two dialects differ only where they must: the
@@ -131,7 +133,11 @@ final class StoreStatements {
 
     final String firstRequestFrom;
 
-    /** The oldest finished requests completed before a cutoff, among those admitted before a position, up to a limit. */
+    /**
+     * Among the requests admitted before a position, up to a limit, oldest first: the finished ones completed before a
+     * cutoff, and the execs that never got a result (their gateway stopped while they ran: nothing else will finish
+     * them; a pending request of another method has a pending transition that recovery finishes).
+     */
     final String pruneRequests;
 
     private StoreStatements(String order, String insertSandbox) {
@@ -142,6 +148,7 @@ final class StoreStatements {
         this.firstRequestFrom = "SELECT " + order + " AS position, create_ms FROM request WHERE " + order
                 + " >= ? ORDER BY " + order + " LIMIT 1";
         this.pruneRequests = "DELETE FROM request WHERE " + order + " IN (SELECT " + order + " FROM request WHERE "
-                + order + " < ? AND state = 'DONE' AND complete_ms < ? ORDER BY " + order + " LIMIT ?)";
+                + order + " < ? AND ((state = 'DONE' AND complete_ms < ?) OR (state = 'PENDING' AND method = '"
+                + ApiMethod.EXEC_SANDBOX.wireName() + "')) ORDER BY " + order + " LIMIT ?)";
     }
 }

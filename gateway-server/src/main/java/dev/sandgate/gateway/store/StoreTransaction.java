@@ -62,8 +62,9 @@ public interface StoreTransaction {
     void replaceRequestResult(String requestId, RequestResult result);
 
     /**
-     * Removes up to {@code limit} finished request records completed before {@code cutoff}, oldest first; returns how
-     * many. Fewer than {@code limit} means none is left to remove.
+     * Removes up to {@code limit} request records, oldest first: those finished before {@code cutoff}, and those of
+     * execs admitted before it that never got a result; returns how many. Fewer than {@code limit} means none is left
+     * to remove.
      */
     int pruneRequests(Instant cutoff, int limit);
 

@@ -19,6 +19,8 @@ import dev.sandgate.api.v1.StreamSandboxLogsResponse;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.spi.DriverErrorCode;
+import dev.sandgate.spi.DriverException;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.ClientCallStreamObserver;
@@ -27,6 +29,7 @@ import io.grpc.stub.StreamObserver;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -58,7 +61,7 @@ class ExecAndLogsTest {
     }
 
     /** One exec call as a client makes it: the responses as they come, and how it ended. */
-    private static final class Exec implements ClientResponseObserver<ExecSandboxRequest, ExecSandboxResponse> {
+    private static class Exec implements ClientResponseObserver<ExecSandboxRequest, ExecSandboxResponse> {
         final List<ExecSandboxResponse> responses = new java.util.concurrent.CopyOnWriteArrayList<>();
         final CompletableFuture<Status> end = new CompletableFuture<>();
         volatile ClientCallStreamObserver<ExecSandboxRequest> requests;
@@ -333,6 +336,143 @@ class ExecAndLogsTest {
         assertThat(running.end).isNotDone();
         assertThat(gw.driver().closedExecs()).isZero();
         running.requests.cancel("done", null);
+    }
+
+    @Test
+    void aRetryAfterTheDriverWasUnavailableRunsTheCommandOnce() throws Exception {
+        withExec();
+        Sandbox s = gw.create("ws", "one");
+        String requestId = TestGateway.newRequestId();
+        gw.driver().failNext(FakeDriver.Method.EXEC, new DriverException(DriverErrorCode.UNAVAILABLE, "engine busy"));
+
+        Exec refused = exec(start(s, "echo", "hi").setRequestId(requestId).build());
+        refused.await();
+        Exec retry = exec(start(s, "echo", "hi").setRequestId(requestId).build());
+        retry.await();
+        Exec again = exec(start(s, "echo", "hi").setRequestId(requestId).build());
+        again.await();
+
+        assertThat(GrpcErrors.read(refused.error).reason()).isEqualTo("DRIVER_UNAVAILABLE");
+        assertThat(retry.stdout()).isEqualTo("hi\n");
+        assertThat(retry.responses.getFirst().getStarted().getReplayed()).isFalse();
+        assertThat(retry.last().getExited().getExitCode()).isZero();
+        assertThat(again.responses.getFirst().getStarted().getReplayed()).isTrue();
+        assertThat(again.last().getExited().getExitCode()).isZero();
+        assertThat(gw.driver().execs()).isEqualTo(1);
+    }
+
+    @Test
+    void aRetryAfterAPermanentRefusalAnswersTheSameRefusalWithoutCallingTheDriver() throws Exception {
+        withExec();
+        Sandbox s = gw.create("ws", "one");
+        String requestId = TestGateway.newRequestId();
+        gw.driver()
+                .failNext(
+                        FakeDriver.Method.EXEC,
+                        new DriverException(DriverErrorCode.INVALID_ARGUMENT, "command: not allowed here"));
+
+        Exec refused = exec(start(s, "echo", "hi").setRequestId(requestId).build());
+        refused.await();
+        Exec retry = exec(start(s, "echo", "hi").setRequestId(requestId).build());
+        retry.await();
+
+        assertThat(GrpcErrors.read(retry.error).reason()).isEqualTo("INVALID_FIELD");
+        assertThat(GrpcErrors.read(retry.error).field()).hasValue("command");
+        assertThat(gw.driver().calls(FakeDriver.Method.EXEC)).isEqualTo(1);
+        assertThat(gw.driver().execs()).isZero();
+    }
+
+    @Test
+    void aRetryAfterADriverFailureOfUnknownOutcomeIsUncertainAndRunsNothing() throws Exception {
+        withExec();
+        Sandbox s = gw.create("ws", "one");
+        String requestId = TestGateway.newRequestId();
+        gw.driver()
+                .failNext(FakeDriver.Method.EXEC, new DriverException(DriverErrorCode.DEADLINE_EXCEEDED, "no answer"));
+
+        exec(start(s, "echo", "hi").setRequestId(requestId).build()).await();
+        Exec retry = exec(start(s, "echo", "hi").setRequestId(requestId).build());
+        retry.await();
+
+        assertThat(GrpcErrors.read(retry.error).reason()).isEqualTo("EXEC_OUTCOME_UNCERTAIN");
+        assertThat(gw.driver().calls(FakeDriver.Method.EXEC)).isEqualTo(1);
+    }
+
+    @Test
+    void anExecTheDriverLostIsUncertainForARetryAndItsRecordIsPrunedAfterTheRetention() throws Exception {
+        withExec();
+        Sandbox s = gw.create("ws", "one");
+        String requestId = TestGateway.newRequestId();
+
+        Exec lost = exec(start(s, "lost").setRequestId(requestId).build());
+        lost.await();
+        Exec retry = exec(start(s, "lost").setRequestId(requestId).build());
+        retry.await();
+
+        assertThat(GrpcErrors.read(lost.error).reason()).isEqualTo("DRIVER_UNAVAILABLE");
+        assertThat(GrpcErrors.read(retry.error).reason()).isEqualTo("EXEC_OUTCOME_UNCERTAIN");
+        assertThat(gw.driver().execs()).isEqualTo(1);
+        assertThat(gw.gateway().lifecycle().pruneRequests(Instant.now().plus(Duration.ofDays(1))))
+                .isEqualTo(1);
+        assertThat(operationNotFound(requestId)).isTrue();
+    }
+
+    @Test
+    void anExecLeftWithoutAResultByARestartIsPrunedAfterTheRetentionFromItsAdmission() throws Exception {
+        withExec();
+        Sandbox s = gw.create("ws", "one");
+        String requestId = TestGateway.newRequestId();
+        Exec running = exec(start(s, "sleep").setRequestId(requestId).build());
+        await().atMost(Duration.ofSeconds(30)).until(() -> !running.responses.isEmpty());
+        gw.restart();
+
+        assertThat(gw.gateway().lifecycle().pruneRequests(Instant.now().minus(Duration.ofDays(1))))
+                .isZero();
+        assertThat(operationNotFound(requestId)).isFalse();
+        assertThat(gw.gateway().lifecycle().pruneRequests(Instant.now().plus(Duration.ofDays(1))))
+                .isEqualTo(1);
+        assertThat(operationNotFound(requestId)).isTrue();
+    }
+
+    private boolean operationNotFound(String requestId) {
+        try {
+            gw.stub()
+                    .getOperation(GetOperationRequest.newBuilder()
+                            .setRequestId(requestId)
+                            .build());
+            return false;
+        } catch (StatusRuntimeException e) {
+            return GrpcErrors.read(e).reason().equals("OPERATION_NOT_FOUND");
+        }
+    }
+
+    @Test
+    void aClientThatDoesNotReadPausesTheCommandsOutputAtABoundedCount() throws Exception {
+        withExec();
+        Sandbox s = gw.create("ws", "one");
+        int chunks = 2000;
+        Exec flood = new Exec() {
+            @Override
+            public void beforeStart(ClientCallStreamObserver<ExecSandboxRequest> requestStream) {
+                super.beforeStart(requestStream);
+                requestStream.disableAutoInboundFlowControl(); // reads nothing until the test asks
+            }
+        };
+        gw.asyncStub()
+                .execSandbox(flood)
+                .onNext(ExecSandboxRequest.newBuilder()
+                        .setStart(start(s, "flood", Integer.toString(chunks), "1024"))
+                        .build());
+
+        await().atMost(Duration.ofSeconds(30)).until(() -> gw.driver().lastExecWaits());
+        int taken = gw.driver().outputsTaken();
+        flood.requests.request(Integer.MAX_VALUE);
+        flood.await();
+
+        assertThat(taken).isLessThanOrEqualTo(StreamSender.MAX_HELD + 1);
+        assertThat(flood.responses.stream().filter(ExecSandboxResponse::hasStdout))
+                .hasSize(chunks);
+        assertThat(flood.last().getExited().getExitCode()).isZero();
     }
 
     @Test

@@ -261,7 +261,9 @@ class CommittedRowsTest extends OpenStoreTest {
                 r.pending(),
                 r.resourceVersion(),
                 at,
-                r.updateTime());
+                r.updateTime(),
+                r.expiry(),
+                r.lease());
     }
 
     private void awaitQueued(int count) throws InterruptedException {

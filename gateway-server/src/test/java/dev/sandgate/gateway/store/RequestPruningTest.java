@@ -24,6 +24,15 @@ class RequestPruningTest extends OpenStoreTest {
         });
     }
 
+    /** Admits an exec {@code id} at {@code admitted} that never gets a result (its gateway stopped while it ran). */
+    private void pendingExec(String id, Instant admitted) {
+        store.write(tx -> {
+            tx.insertRequest(new RequestRecord(
+                    id, "ExecSandbox", "f", Optional.of("s"), 1, Optional.empty(), admitted, Optional.empty()));
+            return null;
+        });
+    }
+
     private int prune(Instant cutoff, int limit) {
         return store.write(tx -> tx.pruneRequests(cutoff, limit));
     }
@@ -110,6 +119,19 @@ class RequestPruningTest extends OpenStoreTest {
             }
         }
         assertThat(kept).doesNotContain("r0", "r1"); // before the first step back
+    }
+
+    @Test
+    void removesExecsThatNeverGotAResultOnceAdmittedBeforeTheCutoffButNoOtherPendingRequest() {
+        pendingExec("exec-old", T0);
+        request("stop-pending", T0.plusSeconds(1), null);
+        pendingExec("exec-young", T0.plusSeconds(20));
+        List<String> ids = List.of("exec-old", "exec-young", "stop-pending");
+
+        assertThat(prune(T0.plusSeconds(10), 10)).isEqualTo(1);
+        assertThat(present(ids)).containsExactly("exec-young", "stop-pending");
+        assertThat(prune(T0.plusSeconds(60), 10)).isEqualTo(1);
+        assertThat(present(ids)).containsExactly("stop-pending");
     }
 
     @Test

@@ -79,7 +79,9 @@ final class StoreRecords {
                 Optional.empty(),
                 0,
                 now,
-                now);
+                now,
+                Optional.empty(),
+                Optional.empty());
     }
 
     /** A READY sandbox named {@code name} in workspace "team" with {@code expiry} and the lease of generation 1. */

@@ -68,7 +68,8 @@ public final class FakeDriver implements ComputeDriver {
         LIST,
         START,
         STOP,
-        DELETE
+        DELETE,
+        EXEC
     }
 
     private final Path directory;
@@ -82,6 +83,8 @@ public final class FakeDriver implements ComputeDriver {
     private volatile SandboxState launchState = SandboxState.RUNNING;
     private final AtomicInteger closedExecs = new AtomicInteger();
     private final AtomicInteger execsRun = new AtomicInteger();
+    private final AtomicInteger outputsTaken = new AtomicInteger();
+    private volatile Thread lastExec;
 
     /** The smallest memory limit the fake launches, as a real backend has one (Docker's is 6 MiB). */
     public static final long MIN_MEMORY_BYTES = 6L * 1024 * 1024;
@@ -332,6 +335,17 @@ public final class FakeDriver implements ComputeDriver {
         return closedExecs.get();
     }
 
+    /** How many chunks of exec output the gateway took (its listener returned from {@code output}). */
+    public int outputsTaken() {
+        return outputsTaken.get();
+    }
+
+    /** Whether the thread of the last command waits (in the gateway's listener, say: a client that does not read). */
+    public boolean lastExecWaits() {
+        Thread thread = lastExec;
+        return thread != null && thread.getState() == Thread.State.WAITING;
+    }
+
     /** How many commands the fake ran (exec calls that passed its checks). */
     public int execs() {
         return execsRun.get();
@@ -340,10 +354,13 @@ public final class FakeDriver implements ComputeDriver {
     /**
      * Runs a scripted command on a thread of its own, only in execution {@code generation} and only if it runs:
      * {@code echo WORDS} prints them, {@code cat} copies standard input to standard output until it closes, {@code
-     * fail N TEXT} prints TEXT on standard error and exits N, {@code sleep} runs until closed.
+     * fail N TEXT} prints TEXT on standard error and exits N, {@code sleep} runs until closed, {@code flood N SIZE}
+     * prints N chunks of SIZE bytes (counting each the gateway took: {@link #outputsTaken}), {@code lost} ends with
+     * {@link ExecListener#failed} (the outcome unknown). {@link #failNext}({@code EXEC}) refuses before anything runs.
      */
     @Override
     public ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
+        enter(Method.EXEC, ref);
         Resource r;
         synchronized (this) {
             r = verified(ref);
@@ -387,6 +404,18 @@ public final class FakeDriver implements ComputeDriver {
                                 stdin.take(); // until closed
                                 return;
                             }
+                            case "flood" -> {
+                                byte[] chunk = new byte[Integer.parseInt(argv.get(2))];
+                                for (int i = Integer.parseInt(argv.get(1)); i > 0 && !closed.get(); i--) {
+                                    listener.output(StreamKind.STDOUT, chunk);
+                                    outputsTaken.incrementAndGet();
+                                }
+                            }
+                            case "lost" -> {
+                                listener.failed(new DriverException(
+                                        DriverErrorCode.UNAVAILABLE, "the execution ended while the command ran"));
+                                return;
+                            }
                             default -> {
                                 listener.exited(127);
                                 return;
@@ -399,6 +428,7 @@ public final class FakeDriver implements ComputeDriver {
                 },
                 "fake-exec");
         thread.setDaemon(true);
+        lastExec = thread;
         thread.start();
         return new ExecProcess() {
             @Override
