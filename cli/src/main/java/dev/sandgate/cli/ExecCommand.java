@@ -5,6 +5,7 @@ import dev.sandgate.api.v1.ExecSandboxRequest;
 import dev.sandgate.api.v1.ExecSandboxResponse;
 import dev.sandgate.api.v1.ExecStart;
 import dev.sandgate.api.v1.SandboxServiceGrpc;
+import dev.sandgate.api.v1.TerminalSize;
 import io.grpc.Metadata;
 import io.grpc.StatusRuntimeException;
 import io.grpc.stub.MetadataUtils;
@@ -13,6 +14,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import picocli.CommandLine.Command;
@@ -30,7 +33,9 @@ final class ExecCommand extends MutatingCommand {
     @Mixin
     ExecutionOptions execution;
 
-    @Option(names = "--tty", description = "Allocate a terminal (output arrives merged).")
+    @Option(
+            names = "--tty",
+            description = "Allocate a terminal (output arrives merged), sized by COLUMNS and LINES when both are set.")
     boolean tty;
 
     @Option(
@@ -44,14 +49,16 @@ final class ExecCommand extends MutatingCommand {
     @Override
     void run(Session session) throws Exception {
         String token = execution.token(session, target.target());
-        ExecStart start = ExecStart.newBuilder()
+        ExecStart.Builder start = ExecStart.newBuilder()
                 .setRequestId(requestId())
                 .setTarget(target.target())
                 .setExecutionToken(token)
                 .addAllCommand(command)
                 .setTty(tty)
-                .setStdin(stdin)
-                .build();
+                .setStdin(stdin);
+        if (tty) {
+            terminalSize(System.getenv()).ifPresent(start::setTerminalSize);
+        }
         CompletableFuture<Integer> exit = new CompletableFuture<>();
         StreamObserver<ExecSandboxRequest> requests = asyncStub(session).execSandbox(new StreamObserver<>() {
             @Override
@@ -88,6 +95,30 @@ final class ExecCommand extends MutatingCommand {
             }
             throw e;
         }
+    }
+
+    /**
+     * The terminal's size as the shell exports it ({@code COLUMNS} and {@code LINES}), if both are whole numbers from 1
+     * to 65535; otherwise none (the gateway's driver picks its default).
+     */
+    static Optional<TerminalSize> terminalSize(Map<String, String> environment) {
+        Optional<Integer> columns = dimension(environment.get("COLUMNS"));
+        Optional<Integer> rows = dimension(environment.get("LINES"));
+        if (columns.isEmpty() || rows.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(TerminalSize.newBuilder()
+                .setColumns(columns.get())
+                .setRows(rows.get())
+                .build());
+    }
+
+    private static Optional<Integer> dimension(String value) {
+        if (value == null || !value.strip().matches("[0-9]{1,5}")) {
+            return Optional.empty();
+        }
+        int n = Integer.parseInt(value.strip());
+        return n >= 1 && n <= 65535 ? Optional.of(n) : Optional.empty();
     }
 
     private static void pump(InputStream in, StreamObserver<ExecSandboxRequest> requests) {

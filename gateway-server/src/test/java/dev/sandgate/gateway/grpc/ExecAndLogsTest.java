@@ -476,6 +476,32 @@ class ExecAndLogsTest {
     }
 
     @Test
+    void outputTheDriverDeliversBeforeItsCallReturnedFollowsTheStart() throws Exception {
+        withExec();
+        Sandbox s = gw.create("ws", "one");
+
+        Exec eager = exec(start(s, "eager", "10").build());
+        eager.await();
+
+        assertThat(eager.responses.getFirst().hasStarted()).isTrue();
+        assertThat(eager.stdout()).isEqualTo("x".repeat(10));
+        assertThat(eager.last().getExited().getExitCode()).isZero();
+    }
+
+    @Test
+    void moreOutputThanTheGatewayHoldsBeforeTheDriversCallReturnedEndsTheExecWithDriverInternal() throws Exception {
+        withExec();
+        Sandbox s = gw.create("ws", "one");
+
+        Exec eager = exec(
+                start(s, "eager", Integer.toString(StreamSender.MAX_HELD + 1)).build());
+        eager.await();
+
+        assertThat(GrpcErrors.read(eager.error).reason()).isEqualTo("DRIVER_INTERNAL");
+        assertThat(eager.responses).isEmpty();
+    }
+
+    @Test
     void logsStreamTheOutputOfTheTokensExecution() {
         withExec();
         Sandbox s = gw.create("ws", "one");

@@ -356,7 +356,7 @@ public final class FakeDriver implements ComputeDriver {
      * {@code echo WORDS} prints them, {@code cat} copies standard input to standard output until it closes, {@code
      * fail N TEXT} prints TEXT on standard error and exits N, {@code sleep} runs until closed, {@code flood N SIZE}
      * prints N chunks of SIZE bytes (counting each the gateway took: {@link #outputsTaken}), {@code lost} ends with
-     * {@link ExecListener#failed} (the outcome unknown). {@link #failNext}({@code EXEC}) refuses before anything runs.
+     * {@link ExecListener#failed} (the outcome unknown), {@code eager N} prints N bytes before exec returns. {@link #failNext}({@code EXEC}) refuses before anything runs.
      */
     @Override
     public ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
@@ -376,6 +376,11 @@ public final class FakeDriver implements ComputeDriver {
                     null);
         }
         execsRun.incrementAndGet();
+        if (command.command().getFirst().equals("eager")) { // output before the call returns, as a driver may
+            for (int i = Integer.parseInt(command.command().get(1)); i > 0; i--) {
+                listener.output(StreamKind.STDOUT, "x".getBytes(StandardCharsets.UTF_8));
+            }
+        }
         java.util.concurrent.LinkedBlockingQueue<byte[]> stdin = new java.util.concurrent.LinkedBlockingQueue<>();
         byte[] end = new byte[0];
         java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
@@ -411,6 +416,7 @@ public final class FakeDriver implements ComputeDriver {
                                     outputsTaken.incrementAndGet();
                                 }
                             }
+                            case "eager" -> {} // its output went out before exec returned
                             case "lost" -> {
                                 listener.failed(new DriverException(
                                         DriverErrorCode.UNAVAILABLE, "the execution ended while the command ran"));
