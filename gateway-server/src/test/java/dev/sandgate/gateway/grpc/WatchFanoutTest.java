@@ -87,11 +87,11 @@ class WatchFanoutTest {
             return mapper.watchEvent(change);
         };
         List<FakeOut> outs = new ArrayList<>();
-        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), counting)) {
+        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), counting, executor)) {
             for (int i = 0; i < 100; i++) {
                 FakeOut out = new FakeOut();
                 outs.add(out);
-                WatchStream.start(lifecycle(), mapper, everything(), out, executor, fanout);
+                WatchStream.start(lifecycle(), mapper, everything(), out, fanout);
             }
             await().atMost(WAIT).until(() -> outs.stream().allMatch(FakeOut::synced));
 
@@ -114,11 +114,11 @@ class WatchFanoutTest {
     @DisplayName("a stream whose client reads nothing ends with WATCH_OVERFLOW while the others receive every change")
     void aStreamThatReadsNothingOverflowsAloneAndTheOthersKeepUp() {
         ApiMapper mapper = mapper();
-        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), mapper::watchEvent, CAPACITY)) {
+        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), mapper::watchEvent, executor, CAPACITY)) {
             FakeOut stuck = new FakeOut();
             FakeOut reader = new FakeOut();
-            WatchStream.start(lifecycle(), mapper, everything(), stuck, executor, fanout);
-            WatchStream.start(lifecycle(), mapper, everything(), reader, executor, fanout);
+            WatchStream.start(lifecycle(), mapper, everything(), stuck, fanout);
+            WatchStream.start(lifecycle(), mapper, everything(), reader, fanout);
             await().atMost(WAIT).until(() -> stuck.synced() && reader.synced());
             stuck.ready = false;
 
