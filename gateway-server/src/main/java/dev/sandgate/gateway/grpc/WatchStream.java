@@ -55,7 +55,6 @@ final class WatchStream {
     private volatile boolean cancelled;
     private volatile boolean overflowed;
     private volatile boolean shuttingDown;
-    private volatile GatewayException failure;
 
     // Owned by the lane's turn (turns of a lane never overlap).
     private long cursor;
@@ -132,12 +131,6 @@ final class WatchStream {
         wake();
     }
 
-    /** Ends the stream with {@code e} at its next turn. */
-    void fail(GatewayException e) {
-        failure = e;
-        wake();
-    }
-
     /** The executor took no more turns: the gateway is stopping and cancels the stream's call with the server. */
     void abandoned() {
         closed();
@@ -164,6 +157,9 @@ final class WatchStream {
             return step();
         } catch (RuntimeException e) {
             if (!ended) {
+                if (!(e instanceof GatewayException)) {
+                    log.warn("a watch stream failed; it ends", e);
+                }
                 end(e);
             }
             return false;
@@ -183,10 +179,6 @@ final class WatchStream {
         }
         if (overflowed || fanout.head() - cursor > fanout.capacity()) {
             overflow(fanout.capacity());
-            return false;
-        }
-        if (failure != null) {
-            end(failure);
             return false;
         }
         int budget = TURN;

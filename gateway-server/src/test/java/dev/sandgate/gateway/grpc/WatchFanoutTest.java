@@ -146,6 +146,42 @@ class WatchFanoutTest {
     }
 
     @Test
+    @DisplayName("a stream whose client reads nothing is not ended by changes it does not want")
+    void aStalledStreamSkipsChangesItDoesNotWant() {
+        ApiMapper mapper = mapper();
+        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), mapper::watchEvent, executor, CAPACITY)) {
+            FakeOut quiet = new FakeOut();
+            FakeOut reader = new FakeOut();
+            WatchStream.start(
+                    lifecycle(), mapper, new SandboxFilter(Optional.of("quiet"), Map.of(), Set.of()), quiet, fanout);
+            WatchStream.start(lifecycle(), mapper, everything(), reader, fanout);
+            await().atMost(WAIT).until(() -> quiet.synced() && reader.synced());
+            quiet.ready = false;
+
+            Sandbox sandbox = gateway.create("team", "a");
+            for (int i = 0; i < CYCLES; i++) {
+                gateway.stub()
+                        .stopSandbox(StopSandboxRequest.newBuilder()
+                                .setTarget(byId(sandbox.getId()))
+                                .build());
+                gateway.stub()
+                        .startSandbox(StartSandboxRequest.newBuilder()
+                                .setTarget(byId(sandbox.getId()))
+                                .build());
+            }
+            await().atMost(WAIT).until(() -> reader.generations().contains(1L + CYCLES));
+            quiet.ready = true;
+            Sandbox other = gateway.create("quiet", "b");
+
+            await().atMost(WAIT).until(() -> !quiet.changes().isEmpty());
+            assertThat(quiet.error).isNull();
+            assertThat(FakeOut.decode(quiet.changes().getFirst()).getSandbox().getId())
+                    .isEqualTo(other.getId());
+            assertThat(fanout.streams()).hasSize(2);
+        }
+    }
+
+    @Test
     @DisplayName("hundreds of watch streams share the gateway's small pool of watch threads")
     void manyStreamsShareAFewThreads() throws Exception {
         try (TestGateway netty = TestGateway.start(root.resolve("netty"), TestGateway.Transport.NETTY)) {
@@ -210,7 +246,7 @@ class WatchFanoutTest {
                     .toList();
         }
 
-        private static WatchSandboxesResponse decode(Object event) {
+        static WatchSandboxesResponse decode(Object event) {
             return event instanceof WatchWire.Encoded encoded ? encoded.decode() : (WatchSandboxesResponse) event;
         }
 
