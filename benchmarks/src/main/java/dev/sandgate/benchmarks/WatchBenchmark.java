@@ -1,13 +1,15 @@
 package dev.sandgate.benchmarks;
 
-import com.google.protobuf.Timestamp;
-import dev.sandgate.api.v1.SandboxServiceGrpc;
-import dev.sandgate.api.v1.WatchEventType;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
-import dev.sandgate.api.v1.WatchSandboxesResponse;
+import io.grpc.CallOptions;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.MultiThreadIoEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioIoHandler;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.stub.ClientCallStreamObserver;
+import io.grpc.stub.ClientCalls;
 import io.grpc.stub.ClientResponseObserver;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -16,6 +18,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -32,6 +35,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * paced at a fixed rate from 16 clients. For each number of watchers, in one run: the lifecycle calls' latency, and
  * every event's delay from the observation time the gateway stamped on it (its commit) to its arrival at the watcher,
  * in this JVM's clock. The row with 0 watchers is the same run's floor. Prints a markdown table.
+ *
+ * <p>The clients are kept cheap and apart from the gateway, so that the figures are the gateway's: the watch streams
+ * and the lifecycle calls use their own channels on the tool's own event loops ({@code bench-net-*} threads), the
+ * watchers take events on those loops (no hand-off to another thread) and read only each event's type and observation
+ * time ({@link WatchStamps}). Each row gives the CPU the gateway's threads and the clients' transport used, in cores.
  */
 public final class WatchBenchmark {
     static final String USAGE = """
@@ -44,6 +52,8 @@ public final class WatchBenchmark {
             """;
 
     private static final int CLIENTS = 16;
+    private static final String CLIENT_THREADS = "bench-";
+    private static final int REQUEST_BATCH = 128;
 
     record Settings(List<Integer> watchers, double rate, int seconds, int channels) {
         static Settings parse(String... args) {
@@ -78,7 +88,12 @@ public final class WatchBenchmark {
             double delayP99,
             double delayMax,
             int overflowed,
-            int liveThreads) {}
+            int liveThreads,
+            double gatewayCores,
+            long gatewayCpuNanos,
+            double clientCores,
+            double processCores,
+            double othersShare) {}
 
     public static void main(String[] args) throws Exception {
         Settings settings = BenchmarkOptions.settingsOrExit(args, USAGE, Settings::parse);
@@ -98,25 +113,38 @@ public final class WatchBenchmark {
                 : work.resolve("reference");
         try (BenchGateway gateway =
                 BenchGateway.start(work.resolve("data"), driverDirectory, Duration.ofSeconds(1), "NORMAL")) {
+            EventLoopGroup loops = new MultiThreadIoEventLoopGroup(
+                    2,
+                    Thread.ofPlatform()
+                            .name(CLIENT_THREADS + "net-", 0)
+                            .daemon()
+                            .factory(),
+                    NioIoHandler.newFactory());
             List<ManagedChannel> channels = new ArrayList<>();
-            for (int i = 0; i < settings.channels(); i++) {
+            for (int i = 0; i <= settings.channels(); i++) {
                 channels.add(NettyChannelBuilder.forAddress(
                                 new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
+                        .eventLoopGroup(loops)
+                        .channelType(NioSocketChannel.class)
+                        .directExecutor()
                         .usePlaintext()
                         .build());
             }
             try {
-                LifecycleClient lifecycle = new LifecycleClient(channels.getFirst(), Duration.ofSeconds(30), "busybox");
-                phase(settings, 0, lifecycle, channels, "warm-up"); // not reported
+                // The lifecycle calls have a channel of their own; the watch streams share the others.
+                LifecycleClient lifecycle = new LifecycleClient(channels.getLast(), Duration.ofSeconds(30), "busybox");
+                List<ManagedChannel> watchChannels = channels.subList(0, settings.channels());
+                phase(settings, 0, lifecycle, watchChannels, "warm-up"); // not reported
                 List<Row> rows = new ArrayList<>();
                 for (int watchers : settings.watchers()) {
-                    rows.add(phase(settings, watchers, lifecycle, channels, "w" + watchers));
+                    rows.add(phase(settings, watchers, lifecycle, watchChannels, "w" + watchers));
                 }
                 return rows;
             } finally {
                 for (ManagedChannel channel : channels) {
                     channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
                 }
+                loops.shutdownGracefully(0, 5, TimeUnit.SECONDS).awaitUninterruptibly(10, TimeUnit.SECONDS);
             }
         } finally {
             Trees.delete(work);
@@ -131,14 +159,17 @@ public final class WatchBenchmark {
             throws InterruptedException {
         System.err.println("[bench] " + count + " watchers, " + (long) settings.rate() + " calls/s for "
                 + settings.seconds() + " s");
+        // Each call makes about two events; keep room for four per call, and count (without keeping) any beyond.
+        int keep = (int) Math.min(1 << 20, Math.max(1024, settings.rate() * settings.seconds() * 4));
         List<Watcher> watchers = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            watchers.add(new Watcher(
-                    SandboxServiceGrpc.newStub(channels.get(i % channels.size())), workspace, settings.seconds()));
+            watchers.add(new Watcher(channels.get(i % channels.size()), workspace, keep));
         }
         for (Watcher watcher : watchers) {
             watcher.awaitSynced();
         }
+        ThreadCpu cpuBefore = ThreadCpu.snapshot(CLIENT_THREADS);
+        long phaseStart = System.nanoTime();
         int calls = (int) (settings.rate() * settings.seconds());
         int perClient = Math.max(1, calls / CLIENTS / 4) * 4;
         String[] ids = new String[CLIENTS];
@@ -159,6 +190,8 @@ public final class WatchBenchmark {
         while (System.nanoTime() < deadline && watchers.stream().anyMatch(w -> w.received.get() < made && !w.ended())) {
             Thread.sleep(20);
         }
+        ThreadCpu.Used cpu = ThreadCpu.snapshot(CLIENT_THREADS).since(cpuBefore);
+        double wall = System.nanoTime() - phaseStart;
         long events = 0;
         int overflowed = 0;
         List<long[]> delays = new ArrayList<>();
@@ -184,46 +217,58 @@ public final class WatchBenchmark {
                 delay.percentileMillis(99),
                 delay.maxMillis(),
                 overflowed,
-                liveThreads);
+                liveThreads,
+                cpu.othersNanos() / wall,
+                cpu.othersNanos(),
+                cpu.clientNanos() / wall,
+                cpu.processNanos() < 0 ? Double.NaN : cpu.processNanos() / wall,
+                outcome.othersCpuShare());
     }
 
-    /** One watch stream: counts the events after SYNCED and keeps each one's delay. */
-    private static final class Watcher
-            implements ClientResponseObserver<WatchSandboxesRequest, WatchSandboxesResponse> {
+    /** One watch stream: counts the events after SYNCED and keeps each one's delay, in microseconds. */
+    private static final class Watcher implements ClientResponseObserver<WatchSandboxesRequest, WatchStamps.Stamp> {
         final AtomicInteger received = new AtomicInteger();
         private final CountDownLatch synced = new CountDownLatch(1);
-        private final long[] delays;
+        private final int[] delays;
         private final AtomicLong stored = new AtomicLong();
         private volatile boolean ended;
         private volatile boolean closing;
         private volatile ClientCallStreamObserver<WatchSandboxesRequest> call;
+        private int unrequested; // events taken since the last request (onNext calls never overlap)
 
-        Watcher(SandboxServiceGrpc.SandboxServiceStub stub, String workspace, int seconds) {
-            this.delays = new long[Math.max(1024, seconds * 4096)];
-            stub.watchSandboxes(
-                    WatchSandboxesRequest.newBuilder().setWorkspace(workspace).build(), this);
+        Watcher(ManagedChannel channel, String workspace, int keep) {
+            this.delays = new int[keep];
+            ClientCalls.asyncServerStreamingCall(
+                    channel.newCall(WatchStamps.METHOD, CallOptions.DEFAULT),
+                    WatchSandboxesRequest.newBuilder().setWorkspace(workspace).build(),
+                    this);
         }
 
         @Override
         public void beforeStart(ClientCallStreamObserver<WatchSandboxesRequest> requestStream) {
             call = requestStream;
+            // Ask for events in batches, not one request per event.
+            requestStream.disableAutoRequestWithInitial(2 * REQUEST_BATCH);
         }
 
         @Override
-        public void onNext(WatchSandboxesResponse event) {
-            if (event.getType() == WatchEventType.SYNCED) {
+        public void onNext(WatchStamps.Stamp event) {
+            if (++unrequested == REQUEST_BATCH) {
+                unrequested = 0;
+                call.request(REQUEST_BATCH);
+            }
+            if (event.type() == WatchStamps.Stamp.SYNCED) {
                 synced.countDown();
                 return;
             }
-            if (event.getType() == WatchEventType.SNAPSHOT) {
+            if (event.type() == WatchStamps.Stamp.SNAPSHOT) {
                 return;
             }
-            Instant now = Instant.now();
-            Timestamp at = event.getObservation().getObserveTime();
-            long delay = (now.getEpochSecond() - at.getSeconds()) * 1_000_000_000L + now.getNano() - at.getNanos();
+            long now = ChronoUnit.NANOS.between(Instant.EPOCH, Instant.now());
             long slot = stored.getAndIncrement();
             if (slot < delays.length) {
-                delays[(int) slot] = Math.max(0, delay);
+                delays[(int) slot] =
+                        (int) Math.min(Integer.MAX_VALUE, Math.max(0, (now - event.observeEpochNanos()) / 1000));
             }
             received.incrementAndGet();
         }
@@ -252,8 +297,14 @@ public final class WatchBenchmark {
             }
         }
 
+        /** The kept delays, in nanoseconds. */
         long[] delays() {
-            return Arrays.copyOf(delays, (int) Math.min(stored.get(), delays.length));
+            int kept = (int) Math.min(stored.get(), delays.length);
+            long[] nanos = new long[kept];
+            for (int i = 0; i < kept; i++) {
+                nanos[i] = delays[i] * 1000L;
+            }
+            return nanos;
         }
 
         void close() {
@@ -277,17 +328,26 @@ public final class WatchBenchmark {
                 Runtime.getRuntime().availableProcessors()));
         out.append("| watchers | calls | errors | ops/s | call p50 ms | call p99 ms | call p99 / 0 watchers"
                 + " | events | expected at least | event delay p50 ms | p99 ms | max ms | overflowed"
-                + " | live threads |\n");
-        out.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+                + " | live threads | cores: gateway | gateway CPU µs / event above 0 watchers | cores: clients' transport | cores: process"
+                + " | others' share |\n");
+        out.append("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
         double floor = rows.stream()
                 .filter(r -> r.watchers() == 0)
                 .mapToDouble(Row::callP99)
                 .findFirst()
                 .orElse(Double.NaN);
+        long floorCpu = rows.stream()
+                .filter(r -> r.watchers() == 0)
+                .mapToLong(Row::gatewayCpuNanos)
+                .findFirst()
+                .orElse(-1);
         for (Row r : rows) {
+            // What the events cost the gateway: its CPU beyond that of the same calls with no watcher, per event.
+            double perEvent =
+                    r.events() == 0 || floorCpu < 0 ? Double.NaN : (r.gatewayCpuNanos() - floorCpu) / 1e3 / r.events();
             out.append(String.format(
                     Locale.ROOT,
-                    "| %d | %d | %d | %.0f | %.2f | %.2f | %.2f | %d | %d | %s | %s | %s | %d | %d |%n",
+                    "| %d | %d | %d | %.0f | %.2f | %.2f | %.2f | %d | %d | %s | %s | %s | %d | %d | %.2f | %s | %.2f | %.2f | %s |%n",
                     r.watchers(),
                     r.calls(),
                     r.callErrors(),
@@ -301,7 +361,14 @@ public final class WatchBenchmark {
                     millis(r.delayP99()),
                     millis(r.delayMax()),
                     r.overflowed(),
-                    r.liveThreads()));
+                    r.liveThreads(),
+                    r.gatewayCores(),
+                    millis(perEvent),
+                    r.clientCores(),
+                    r.processCores(),
+                    Double.isNaN(r.othersShare())
+                            ? "n/a"
+                            : String.format(Locale.ROOT, "%.0f %%", 100 * r.othersShare())));
         }
         return out.toString();
     }

@@ -56,14 +56,13 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
     private final ApiMapper mapper;
     private final Duration defaultWait;
     private final Executor callExecutor;
-    private final Executor watchExecutor;
     private final WatchFanout fanout;
 
     /**
      * @param callExecutor runs each unary call's work (which blocks: on the store, on the driver, on a busy sandbox),
      *     so that gRPC may call this service on its transport's threads (a server built with {@code directExecutor()})
      *     and each call passes between threads once, not once per gRPC callback
-     * @param watchExecutor runs the turns of every watch stream (a small pool: no stream has a thread of its own)
+     * @param watchExecutor runs the watch streams' turns (a small pool: no stream has a thread of its own)
      */
     public SandboxServiceImpl(
             Lifecycle lifecycle, Duration defaultWait, Executor callExecutor, Executor watchExecutor) {
@@ -71,8 +70,8 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
         this.mapper = new ApiMapper(lifecycle.tokens(), lifecycle.driverName());
         this.defaultWait = requireNonNull(defaultWait, "defaultWait is null");
         this.callExecutor = requireNonNull(callExecutor, "callExecutor is null");
-        this.watchExecutor = requireNonNull(watchExecutor, "watchExecutor is null");
-        this.fanout = new WatchFanout(lifecycle.hub(), mapper::watchEvent);
+        this.fanout = new WatchFanout(
+                lifecycle.hub(), mapper::watchEvent, requireNonNull(watchExecutor, "watchExecutor is null"));
     }
 
     /**
@@ -145,7 +144,7 @@ public final class SandboxServiceImpl implements SandboxServiceGrpc.AsyncService
             return;
         }
         try {
-            WatchStream.start(lifecycle, mapper, filter, VisibleWorkspaces.KEY.get(), out, watchExecutor, fanout);
+            WatchStream.start(lifecycle, mapper, filter, VisibleWorkspaces.KEY.get(), out, fanout);
         } catch (RejectedExecutionException e) {
             out.onError(ErrorMapper.toStatusException(
                     new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down")));

@@ -13,29 +13,34 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One WatchSandboxes stream: registers with the {@link WatchFanout} first (queueing changes), sends a snapshot of
- * every matching sandbox and a SYNCED marker, then the queued and later changes, skipping those the snapshot already
+ * One WatchSandboxes stream: reads the {@link WatchFanout}'s log from the moment it opens, sends a snapshot of every
+ * matching sandbox and a SYNCED marker, then the changes it wants from the log, skipping those the snapshot already
  * covered (by resource version).
  *
- * <p>A stream owns no thread. Its work runs in short turns on the shared watch executor, one turn at a time: a turn is
- * scheduled when a change arrives, when the client's flow control lets more through, or when the stream must end, and
- * it sends while the transport is ready, at most {@link #TURN} messages. A client that falls more than {@link
- * WatchStreamLimits#CAPACITY} changes behind gets RESOURCE_EXHAUSTED (reason WATCH_OVERFLOW) and watches again; the others never wait
- * for it. When the gateway shuts down, the stream ends with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN).
+ * <p>A stream owns no thread and no task: its lane's turn ({@link WatchFanout.Lane}) runs {@link #turn()}, which sends
+ * while the transport is ready, at most {@link #TURN} messages. A client that falls more than {@link
+ * WatchStreamLimits#CAPACITY} changes behind the log gets RESOURCE_EXHAUSTED (reason WATCH_OVERFLOW) and watches again;
+ * the others never wait for it. When the gateway shuts down, the stream ends with UNAVAILABLE (reason
+ * GATEWAY_SHUTTING_DOWN).
  */
 final class WatchStream {
+    /** The most messages a stream sends in one turn of its lane. */
+    static final int TURN = 256;
+
     private static final int SNAPSHOT_PAGE = 500;
-    private static final int TURN = 256;
+    /**
+     * How many changes a stream sends between two looks at its transport's readiness (each look takes a lock in gRPC):
+     * a stream whose client stopped reading buffers at most that many more messages.
+     */
+    private static final int READY_EVERY = 8;
+
     private static final Logger log = LoggerFactory.getLogger(WatchStream.class);
 
     private final Lifecycle lifecycle;
@@ -44,18 +49,15 @@ final class WatchStream {
     private final SandboxFilter removalFilter;
     private final Predicate<String> visible;
     private final ServerCallStreamObserver<Object> out;
-    private final Executor executor;
     private final WatchFanout fanout;
-    private final ConcurrentLinkedQueue<WatchFanout.Delivery> queue = new ConcurrentLinkedQueue<>();
-    private final AtomicInteger queued = new AtomicInteger();
-    private final AtomicBoolean scheduled = new AtomicBoolean();
     private final AtomicBoolean counted = new AtomicBoolean();
+    private final WatchFanout.Lane lane;
     private volatile boolean cancelled;
     private volatile boolean overflowed;
     private volatile boolean shuttingDown;
-    private volatile GatewayException failure;
 
-    // Owned by the turn that runs (turns never overlap).
+    // Owned by the lane's turn (turns of a lane never overlap).
+    private long cursor;
     private final Map<String, Long> sentVersions = new HashMap<>();
     private Optional<SandboxKey> snapshotAfter = Optional.empty();
     private List<SandboxRecord> snapshotPage = List.of();
@@ -70,7 +72,6 @@ final class WatchStream {
             SandboxFilter filter,
             Predicate<String> visible,
             ServerCallStreamObserver<Object> out,
-            Executor executor,
             WatchFanout fanout) {
         this.lifecycle = lifecycle;
         this.visible = visible;
@@ -78,12 +79,12 @@ final class WatchStream {
         this.filter = filter;
         this.removalFilter = new SandboxFilter(filter.workspace(), filter.labels(), Set.of());
         this.out = out;
-        this.executor = executor;
         this.fanout = fanout;
+        this.lane = fanout.nextLane();
     }
 
     /**
-     * Opens a stream: it receives changes from now on and sends its snapshot on {@code executor}.
+     * Opens a stream: it receives changes from now on and sends its snapshot on the fan-out's executor.
      *
      * @throws RejectedExecutionException when the executor is shut down (nothing is left registered)
      */
@@ -92,9 +93,8 @@ final class WatchStream {
             ApiMapper mapper,
             SandboxFilter filter,
             ServerCallStreamObserver<Object> out,
-            Executor executor,
             WatchFanout fanout) {
-        start(lifecycle, mapper, filter, workspace -> true, out, executor, fanout);
+        start(lifecycle, mapper, filter, workspace -> true, out, fanout);
     }
 
     /** As above, sending only sandboxes of the workspaces {@code visible} accepts ({@link VisibleWorkspaces}). */
@@ -104,126 +104,82 @@ final class WatchStream {
             SandboxFilter filter,
             Predicate<String> visible,
             ServerCallStreamObserver<Object> out,
-            Executor executor,
             WatchFanout fanout) {
-        WatchStream stream = new WatchStream(lifecycle, mapper, filter, visible, out, executor, fanout);
-        out.setOnCancelHandler(stream::cancel);
-        out.setOnReadyHandler(stream::schedule);
-        fanout.add(stream);
+        WatchStream stream = new WatchStream(lifecycle, mapper, filter, visible, out, fanout);
+        // Changes committed before this are in the snapshot, which the first turn reads.
+        stream.cursor = fanout.head();
         lifecycle.observer().watchStreamOpened();
-        stream.scheduled.set(true);
         try {
-            executor.execute(stream::turn);
+            fanout.add(stream, stream.lane);
         } catch (RejectedExecutionException e) {
-            fanout.remove(stream);
             stream.closed();
             throw e;
         }
-    }
-
-    /** Whether this stream sends {@code change} (called by the fan-out before anything is encoded). */
-    boolean wants(SandboxChange change) {
-        if (cancelled || overflowed || !visible.test(change.sandbox().workspace())) {
-            return false;
-        }
-        return change.type() == SandboxChange.Type.REMOVED
-                ? removalFilter.matches(change.sandbox())
-                : filter.matches(change.sandbox());
-    }
-
-    /** Queues a change this stream wants; never blocks. */
-    void offer(WatchFanout.Delivery delivery) {
-        if (queued.incrementAndGet() > fanout.capacity()) {
-            lifecycle.observer().watchEventDropped();
-            overflow();
-            return;
-        }
-        queue.add(delivery);
-        schedule();
+        out.setOnCancelHandler(stream::cancel);
+        out.setOnReadyHandler(stream::wake);
     }
 
     /** Ends the stream with WATCH_OVERFLOW: it fell too far behind. */
     void overflow() {
         overflowed = true;
-        schedule();
+        wake();
     }
 
     /** Ends the stream with UNAVAILABLE (reason GATEWAY_SHUTTING_DOWN) at its next turn. Returns at once. */
     void shutDown() {
         shuttingDown = true;
-        schedule();
+        wake();
     }
 
-    /** Ends the stream with {@code e} at its next turn. */
-    void fail(GatewayException e) {
-        failure = e;
-        schedule();
+    /** The executor took no more turns: the gateway is stopping and cancels the stream's call with the server. */
+    void abandoned() {
+        closed();
     }
 
     private void cancel() {
         cancelled = true;
-        fanout.remove(this);
-        schedule();
+        wake();
     }
 
-    private void schedule() {
-        if (!scheduled.compareAndSet(false, true)) {
-            return;
-        }
-        try {
-            executor.execute(this::turn);
-        } catch (RejectedExecutionException e) {
-            // The gateway is stopping: the stream's call is being cancelled with the server.
-            scheduled.set(false);
-            fanout.remove(this);
-            closed();
-        }
+    private void wake() {
+        lane.wake();
     }
 
-    private void turn() {
+    /**
+     * One turn, on the lane's thread: ends the stream if it must, else sends what it can. Returns whether it stopped
+     * with more to send while the transport was ready (and wants another turn soon).
+     */
+    boolean turn() {
+        if (ended) {
+            return false;
+        }
         try {
-            step();
+            return step();
         } catch (RuntimeException e) {
             if (!ended) {
+                if (!(e instanceof GatewayException)) {
+                    log.warn("a watch stream failed; it ends", e);
+                }
                 end(e);
             }
-        } finally {
-            scheduled.set(false);
-        }
-        if (!ended && hasWork()) {
-            schedule();
+            return false;
         }
     }
 
-    private boolean hasWork() {
-        if (cancelled || overflowed || shuttingDown || failure != null) {
-            return true;
-        }
-        return out.isReady() && (!synced || !queue.isEmpty());
-    }
-
-    private void step() {
-        if (ended) {
-            return;
-        }
+    private boolean step() {
         if (cancelled) {
             ended = true;
             closed();
-            return;
+            fanout.remove(this);
+            return false;
         }
         if (shuttingDown) {
             end(new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down; watch again"));
-            return;
+            return false;
         }
-        if (overflowed) {
-            end(new GatewayException(
-                    ErrorReason.WATCH_OVERFLOW,
-                    "the watch fell more than " + fanout.capacity() + " changes behind; watch again"));
-            return;
-        }
-        if (failure != null) {
-            end(failure);
-            return;
+        if (overflowed || fanout.head() - cursor > fanout.capacity()) {
+            overflow(fanout.capacity());
+            return false;
         }
         int budget = TURN;
         while (!synced && budget > 0 && out.isReady()) {
@@ -250,18 +206,55 @@ final class WatchStream {
                 out.onNext(ApiMapper.syncedEvent());
             }
         }
-        while (synced && budget > 0 && out.isReady()) {
-            WatchFanout.Delivery delivery = queue.poll();
-            if (delivery == null) {
-                return;
-            }
-            queued.decrementAndGet();
-            budget--;
-            if (isNew(delivery.change())) {
-                out.onNext(delivery.encoded());
-                lifecycle.observer().watchEventDelivered();
-            }
+        if (!synced) {
+            return budget == 0 && out.isReady();
         }
+        long head = fanout.head();
+        int sinceReady = READY_EVERY;
+        while (cursor < head) {
+            WatchFanout.Delivery delivery = fanout.at(cursor);
+            if (delivery == null) {
+                overflow(fanout.capacity());
+                return false;
+            }
+            SandboxChange change = delivery.change();
+            if (wants(change)) {
+                if (budget == 0) {
+                    return out.isReady();
+                }
+                if (sinceReady == READY_EVERY) {
+                    if (!out.isReady()) {
+                        // The transport's onReady wakes the lane, which picks up from here.
+                        return false;
+                    }
+                    sinceReady = 0;
+                }
+                sinceReady++;
+                budget--;
+                if (isNew(change)) {
+                    out.onNext(delivery.encoded());
+                    lifecycle.observer().watchEventDelivered();
+                }
+            }
+            cursor++;
+        }
+        return false;
+    }
+
+    /** Whether this stream sends {@code change}. */
+    private boolean wants(SandboxChange change) {
+        if (!visible.test(change.sandbox().workspace())) {
+            return false;
+        }
+        return change.type() == SandboxChange.Type.REMOVED
+                ? removalFilter.matches(change.sandbox())
+                : filter.matches(change.sandbox());
+    }
+
+    private void overflow(int capacity) {
+        lifecycle.observer().watchEventDropped();
+        end(new GatewayException(
+                ErrorReason.WATCH_OVERFLOW, "the watch fell more than " + capacity + " changes behind; watch again"));
     }
 
     /** Drops changes the snapshot (or a later change) already covered. */
@@ -293,7 +286,6 @@ final class WatchStream {
         ended = true;
         closed();
         fanout.remove(this);
-        queue.clear();
         if (cancelled) {
             return;
         }

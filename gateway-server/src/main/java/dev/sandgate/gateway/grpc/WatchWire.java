@@ -2,8 +2,10 @@ package dev.sandgate.gateway.grpc;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.protobuf.ByteOutput;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.UnsafeByteOperations;
 import dev.sandgate.api.v1.SandboxServiceGrpc;
 import dev.sandgate.api.v1.WatchSandboxesRequest;
 import dev.sandgate.api.v1.WatchSandboxesResponse;
@@ -20,6 +22,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 
 /**
  * How watch events reach the wire: an event shared by many streams is serialized once ({@link Encoded}) and each
@@ -106,7 +109,10 @@ final class WatchWire {
         }
     }
 
-    /** The bytes of an encoded event, drained into gRPC's buffer without a copy through read(). */
+    /**
+     * The bytes of an encoded event, drained into gRPC's buffer: copied once, straight from the shared bytes (neither
+     * read() nor {@link ByteString#writeTo(OutputStream)}, which copies them to a new array first).
+     */
     private static final class BytesStream extends InputStream implements KnownLength, Drainable {
         private final ByteString bytes;
         private int position;
@@ -118,7 +124,8 @@ final class WatchWire {
         @Override
         public int drainTo(OutputStream target) throws IOException {
             int length = bytes.size() - position;
-            bytes.substring(position).writeTo(target);
+            // gRPC's target copies what it is given before returning: it never keeps or changes the shared bytes.
+            UnsafeByteOperations.unsafeWriteTo(position == 0 ? bytes : bytes.substring(position), new ToStream(target));
             position = bytes.size();
             return length;
         }
@@ -142,6 +149,42 @@ final class WatchWire {
         @Override
         public int available() {
             return bytes.size() - position;
+        }
+    }
+
+    /** Writes what protobuf hands it to {@code target}, without a copy of its own. */
+    private static final class ToStream extends ByteOutput {
+        private final OutputStream target;
+
+        ToStream(OutputStream target) {
+            this.target = target;
+        }
+
+        @Override
+        public void write(byte value) throws IOException {
+            target.write(value);
+        }
+
+        @Override
+        public void write(byte[] value, int offset, int length) throws IOException {
+            target.write(value, offset, length);
+        }
+
+        @Override
+        public void writeLazy(byte[] value, int offset, int length) throws IOException {
+            target.write(value, offset, length);
+        }
+
+        @Override
+        public void write(ByteBuffer value) throws IOException {
+            byte[] copy = new byte[value.remaining()];
+            value.get(copy);
+            target.write(copy);
+        }
+
+        @Override
+        public void writeLazy(ByteBuffer value) throws IOException {
+            write(value);
         }
     }
 }

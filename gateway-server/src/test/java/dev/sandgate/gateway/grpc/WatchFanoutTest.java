@@ -87,11 +87,11 @@ class WatchFanoutTest {
             return mapper.watchEvent(change);
         };
         List<FakeOut> outs = new ArrayList<>();
-        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), counting)) {
+        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), counting, executor)) {
             for (int i = 0; i < 100; i++) {
                 FakeOut out = new FakeOut();
                 outs.add(out);
-                WatchStream.start(lifecycle(), mapper, everything(), out, executor, fanout);
+                WatchStream.start(lifecycle(), mapper, everything(), out, fanout);
             }
             await().atMost(WAIT).until(() -> outs.stream().allMatch(FakeOut::synced));
 
@@ -114,11 +114,11 @@ class WatchFanoutTest {
     @DisplayName("a stream whose client reads nothing ends with WATCH_OVERFLOW while the others receive every change")
     void aStreamThatReadsNothingOverflowsAloneAndTheOthersKeepUp() {
         ApiMapper mapper = mapper();
-        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), mapper::watchEvent, CAPACITY)) {
+        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), mapper::watchEvent, executor, CAPACITY)) {
             FakeOut stuck = new FakeOut();
             FakeOut reader = new FakeOut();
-            WatchStream.start(lifecycle(), mapper, everything(), stuck, executor, fanout);
-            WatchStream.start(lifecycle(), mapper, everything(), reader, executor, fanout);
+            WatchStream.start(lifecycle(), mapper, everything(), stuck, fanout);
+            WatchStream.start(lifecycle(), mapper, everything(), reader, fanout);
             await().atMost(WAIT).until(() -> stuck.synced() && reader.synced());
             stuck.ready = false;
 
@@ -142,6 +142,42 @@ class WatchFanoutTest {
             await().atMost(WAIT).until(() -> reader.generations().contains(1L + CYCLES));
             assertThat(reader.error).isNull();
             assertThat(fanout.streams()).hasSize(1);
+        }
+    }
+
+    @Test
+    @DisplayName("a stream whose client reads nothing is not ended by changes it does not want")
+    void aStalledStreamSkipsChangesItDoesNotWant() {
+        ApiMapper mapper = mapper();
+        try (WatchFanout fanout = new WatchFanout(lifecycle().hub(), mapper::watchEvent, executor, CAPACITY)) {
+            FakeOut quiet = new FakeOut();
+            FakeOut reader = new FakeOut();
+            WatchStream.start(
+                    lifecycle(), mapper, new SandboxFilter(Optional.of("quiet"), Map.of(), Set.of()), quiet, fanout);
+            WatchStream.start(lifecycle(), mapper, everything(), reader, fanout);
+            await().atMost(WAIT).until(() -> quiet.synced() && reader.synced());
+            quiet.ready = false;
+
+            Sandbox sandbox = gateway.create("team", "a");
+            for (int i = 0; i < CYCLES; i++) {
+                gateway.stub()
+                        .stopSandbox(StopSandboxRequest.newBuilder()
+                                .setTarget(byId(sandbox.getId()))
+                                .build());
+                gateway.stub()
+                        .startSandbox(StartSandboxRequest.newBuilder()
+                                .setTarget(byId(sandbox.getId()))
+                                .build());
+            }
+            await().atMost(WAIT).until(() -> reader.generations().contains(1L + CYCLES));
+            quiet.ready = true;
+            Sandbox other = gateway.create("quiet", "b");
+
+            await().atMost(WAIT).until(() -> !quiet.changes().isEmpty());
+            assertThat(quiet.error).isNull();
+            assertThat(FakeOut.decode(quiet.changes().getFirst()).getSandbox().getId())
+                    .isEqualTo(other.getId());
+            assertThat(fanout.streams()).hasSize(2);
         }
     }
 
@@ -210,7 +246,7 @@ class WatchFanoutTest {
                     .toList();
         }
 
-        private static WatchSandboxesResponse decode(Object event) {
+        static WatchSandboxesResponse decode(Object event) {
             return event instanceof WatchWire.Encoded encoded ? encoded.decode() : (WatchSandboxesResponse) event;
         }
 
