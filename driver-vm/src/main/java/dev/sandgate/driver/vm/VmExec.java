@@ -282,19 +282,24 @@ final class VmExec implements ExecProcess, GuestAgent.Frames {
         synchronized (callbacks) {
             ended = finished;
         }
-        if (!ended) {
-            kill();
-        }
+        // A killed command's connection stays open until its EXIT frame (or the VM's end), so that closing the
+        // connection cannot race with the KILL frame on its way to the guest.
+        boolean killing = !ended && kill();
         finish(() -> listener.failed(new DriverException(
                 DriverErrorCode.ABORTED, "the exec was closed before its command ended; the command was killed")));
-        release();
+        if (!killing) {
+            release();
+        }
     }
 
-    private void kill() {
+    /** Sends KILL; whether it was sent. */
+    private boolean kill() {
         try {
             agent.send("KILL " + id);
+            return true;
         } catch (IOException e) {
             LOG.debug("cannot kill command {}: {}", id, e.getMessage());
+            return false;
         }
     }
 

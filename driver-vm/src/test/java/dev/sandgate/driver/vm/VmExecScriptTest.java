@@ -37,12 +37,12 @@ class VmExecScriptTest {
 
     @Test
     void anEnvironmentNameTheShellCannotSetIsAnInvalidArgument() {
-        var command = new ExecCommand(
-                List.of("true"), Map.of("A-B", "1"), Optional.empty(), false, false, Optional.empty());
+        var command =
+                new ExecCommand(List.of("true"), Map.of("A-B", "1"), Optional.empty(), false, false, Optional.empty());
 
         assertThatThrownBy(() -> VmExec.script(command))
-                .isInstanceOfSatisfying(DriverException.class, e -> assertThat(e.code())
-                        .isEqualTo(DriverErrorCode.INVALID_ARGUMENT));
+                .isInstanceOfSatisfying(
+                        DriverException.class, e -> assertThat(e.code()).isEqualTo(DriverErrorCode.INVALID_ARGUMENT));
     }
 
     @Test
@@ -50,14 +50,17 @@ class VmExecScriptTest {
         var command = new ExecCommand(List.of("sh"), Map.of(), Optional.empty(), true, true, Optional.empty());
 
         assertThatThrownBy(() -> VmExec.script(command))
-                .isInstanceOfSatisfying(DriverException.class, e -> assertThat(e.code())
-                        .isEqualTo(DriverErrorCode.UNSUPPORTED));
+                .isInstanceOfSatisfying(
+                        DriverException.class, e -> assertThat(e.code()).isEqualTo(DriverErrorCode.UNSUPPORTED));
     }
 
     private static String runInShell(String script) throws IOException, InterruptedException {
-        Process shell = new ProcessBuilder("sh", "-c", script).redirectErrorStream(true).start();
+        Process shell =
+                new ProcessBuilder("sh", "-c", script).redirectErrorStream(true).start();
         String output = new String(shell.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(shell.waitFor()).as("the script's exit status (output: %s)", output).isZero();
+        assertThat(shell.waitFor())
+                .as("the script's exit status (output: %s)", output)
+                .isZero();
         return output;
     }
 }
