@@ -71,9 +71,9 @@ final class GuestAgent implements AutoCloseable {
     }
 
     /**
-     * Connects to the agent of {@code process} and waits for its answer to {@code HELLO}.
+     * Connects to the agent of {@code process} and waits for its answer to {@code HELLO}, which carries the
+     * generation the guest booted with ({@link #generation()}).
      *
-     * @return the generation the guest booted with
      * @throws IOException if the process is gone, the socket refuses, or the agent does not answer within {@code
      *     timeout}
      */
