@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Sandgate's VM test image from Debian packages: a kernel (from the linux-image package, downloaded and
 # unpacked, never installed) and a busybox initramfs whose /init (scripts/images/vm/init) loads the virtio and ext4
-# modules and implements the guest side of the VM driver (docs/drivers/vm.md).
+# modules and implements the guest side of the VM driver (docs/drivers/vm.md), with the guest agent
+# (scripts/images/vm/agent, installed as /bin/sandgate-agent).
 #
 # Usage: scripts/images/vm/build.sh [OUTPUT_DIR]
 #   OUTPUT_DIR defaults to $SANDGATE_VM_IMAGE_DIR, else ~/.cache/sandgate/vm/image. It receives
@@ -20,8 +21,9 @@ cache="$(dirname "$out")/cache"
 mkdir -p "$out" "$cache"
 
 # Modules the guest needs (their dependencies are added below): virtio over PCI (q35) and MMIO (microvm with
-# ACPI), the workspace disk (virtio_blk, ext4, which needs crc32c for metadata checksums) and user-mode network.
-wanted=(virtio_pci virtio_mmio virtio_blk virtio_net crc32c_generic ext4)
+# ACPI), the workspace disk (virtio_blk, ext4, which needs crc32c for metadata checksums), user-mode network and the
+# virtio-serial ports of the guest agent and the workload's output (virtio_console).
+wanted=(virtio_pci virtio_mmio virtio_blk virtio_net virtio_console crc32c_generic ext4)
 
 say() { printf '[vm-image] %s\n' "$*" >&2; }
 
@@ -37,7 +39,7 @@ kernel_version="${kernel_package#linux-image-}"
 stamp="$(
   {
     echo "$kernel_package $(apt-cache show --no-all-versions "$kernel_package" | awk '/^Version:/ {print $2; exit}')"
-    sha256sum "$busybox" "$here/init" "$here/build.sh"
+    sha256sum "$busybox" "$here/init" "$here/agent" "$here/build.sh"
     printf '%s\n' "${wanted[@]}"
   } | sha256sum | cut -d ' ' -f 1
 )"
@@ -89,6 +91,7 @@ printf '%s\n' "${order[@]}" >"$root/etc/sandgate/modules"
 printf 'root:x:0:0:root:/root:/bin/sh\n' >"$root/etc/passwd"
 printf 'root:x:0:\n' >"$root/etc/group"
 install -m 0755 "$here/init" "$root/init"
+install -m 0755 "$here/agent" "$root/bin/sandgate-agent"
 
 (cd "$root" && find . | sort | "$busybox" cpio -o -H newc 2>/dev/null) >"$work/initramfs.cpio"
 

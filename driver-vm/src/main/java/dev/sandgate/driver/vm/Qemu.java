@@ -103,6 +103,15 @@ final class Qemu {
                 "socket,id=control,path=" + StateStore.CONTROL_SOCKET + ",server=on,wait=off,logfile="
                         + StateStore.CONTROL_LOG);
         add(args, "-serial", "chardev:control");
+        // virtio-serial ports: the guest agent (exec), and the workload's standard output and standard error, written
+        // to files that a launch creates anew (see launch), so that an open file is one execution's output only.
+        add(args, "-device", "virtio-serial-pci,id=sandgate-ports");
+        add(args, "-chardev", "socket,id=agent,path=" + StateStore.AGENT_SOCKET + ",server=on,wait=off");
+        add(args, "-device", "virtserialport,chardev=agent,name=" + GuestAgent.PORT);
+        add(args, "-chardev", "file,id=stdout,path=" + StateStore.STDOUT_LOG);
+        add(args, "-device", "virtserialport,chardev=stdout,name=sandgate.stdout");
+        add(args, "-chardev", "file,id=stderr,path=" + StateStore.STDERR_LOG);
+        add(args, "-device", "virtserialport,chardev=stderr,name=sandgate.stderr");
         add(args, "-qmp", "unix:" + StateStore.QMP_SOCKET + ",server=on,wait=off");
         add(args, "-pidfile", StateStore.PID_FILE);
         disk(args, "workspace", StateStore.WORKSPACE_DISK, false);
@@ -169,7 +178,13 @@ final class Qemu {
      */
     ProcessIdentity launch(Path directory, List<String> arguments) {
         for (String stale : List.of(
-                StateStore.PID_FILE, StateStore.QMP_SOCKET, StateStore.CONSOLE_SOCKET, StateStore.CONTROL_SOCKET)) {
+                StateStore.PID_FILE,
+                StateStore.QMP_SOCKET,
+                StateStore.CONSOLE_SOCKET,
+                StateStore.CONTROL_SOCKET,
+                StateStore.AGENT_SOCKET,
+                StateStore.STDOUT_LOG,
+                StateStore.STDERR_LOG)) {
             StateStore.deleteQuietly(directory.resolve(stale));
         }
         var command = new ArrayList<String>();

@@ -55,9 +55,12 @@ final class StateStore {
     static final String QMP_SOCKET = "qmp.sock";
     static final String CONSOLE_SOCKET = "console.sock";
     static final String CONTROL_SOCKET = "control.sock";
+    static final String AGENT_SOCKET = "agent.sock";
     static final String CONSOLE_LOG = "console.log";
     static final String CONTROL_LOG = "control.log";
     static final String QEMU_LOG = "qemu.log";
+    static final String STDOUT_LOG = "stdout.log";
+    static final String STDERR_LOG = "stderr.log";
     static final String PID_FILE = "qemu.pid";
 
     private static final String LOCKS = ".locks";

@@ -14,7 +14,13 @@ import dev.sandgate.spi.DriverCapabilities;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.ExecListener;
+import dev.sandgate.spi.ExecProcess;
 import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.LogListener;
+import dev.sandgate.spi.LogQuery;
+import dev.sandgate.spi.LogStream;
 import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.PolicyField;
 import dev.sandgate.spi.SandboxEvent;
@@ -69,9 +75,11 @@ final class VmDriver implements ComputeDriver {
     private final Qemu qemu;
     private final String gatewayId;
     private final MutationHook mutationHook;
-    private final DriverCapabilities capabilities = new DriverCapabilities(ENFORCEABLE, true, true);
+    private final DriverCapabilities capabilities =
+            new DriverCapabilities(ENFORCEABLE, true, true).withExecAndLogs(true, true);
     private final Set<PollingWatch> watches = ConcurrentHashMap.newKeySet();
     private final GuardedMutations<VmRecord> guard;
+    private final GuestAgent.Registry agents;
     private volatile boolean closed;
 
     VmDriver(VmSettings settings, StateStore store, DriverContext context) {
@@ -81,6 +89,7 @@ final class VmDriver implements ComputeDriver {
         this.gatewayId = context.gatewayId();
         this.mutationHook = context.mutationHook();
         this.guard = new GuardedMutations<>(gatewayId, "the state directory of sandbox", new Records());
+        this.agents = new GuestAgent.Registry(settings.launchTimeout());
     }
 
     /** The state directories as the toolkit's mutation guard reads, locks and describes them. */
@@ -290,6 +299,44 @@ final class VmDriver implements ComputeDriver {
         }));
     }
 
+    /**
+     * Runs {@code command} through the guest agent of the QEMU process of running execution {@code generation}
+     * ({@link VmExec}): that process is verified alive before and after the connection, and the agent refuses a
+     * command for another generation than its boot's.
+     */
+    @Override
+    public ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(command, "command is null");
+        requireNonNull(listener, "listener is null");
+        requireOpen();
+        String script = VmExec.script(command);
+        return boundary(() -> {
+            VmRecord record = guard.resolve(ref);
+            GuestReport report = GuestReport.read(directory(ref).resolve(StateStore.CONTROL_LOG));
+            ProcessIdentity process = PinnedExecution.running(ref, generation, record, report);
+            return VmExec.start(agents, ref, generation, process, command, script, listener, settings.launchTimeout());
+        });
+    }
+
+    /** Reads the workload's output of execution {@code generation} ({@link VmLogs}), running or stopped. */
+    @Override
+    public LogStream logs(SandboxRef ref, long generation, LogQuery query, LogListener listener) {
+        requireNonNull(ref, "ref is null");
+        requireNonNull(query, "query is null");
+        requireNonNull(listener, "listener is null");
+        requireOpen();
+        return boundary(() -> VmLogs.open(
+                ref,
+                generation,
+                guard.resolve(ref),
+                directory(ref),
+                () -> store.read(gatewayId, ref.id()),
+                query,
+                listener,
+                settings.watchInterval()));
+    }
+
     @Override
     public WatchSubscription watch(SandboxWatcher watcher) {
         requireNonNull(watcher, "watcher is null");
@@ -338,6 +385,7 @@ final class VmDriver implements ComputeDriver {
     public void close() {
         closed = true;
         List.copyOf(watches).forEach(PollingWatch::close);
+        agents.closeAll();
     }
 
     // ---- launching

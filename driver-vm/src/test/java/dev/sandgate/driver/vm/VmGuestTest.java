@@ -8,8 +8,13 @@ import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.DynamicPolicy;
+import dev.sandgate.spi.ExecCommand;
+import dev.sandgate.spi.ExecListener;
+import dev.sandgate.spi.ExecProcess;
 import dev.sandgate.spi.Identifiers;
 import dev.sandgate.spi.LaunchInput;
+import dev.sandgate.spi.LogListener;
+import dev.sandgate.spi.LogQuery;
 import dev.sandgate.spi.NetworkMode;
 import dev.sandgate.spi.ResourceRequests;
 import dev.sandgate.spi.SandboxEvent;
@@ -19,16 +24,20 @@ import dev.sandgate.spi.SandboxSpec;
 import dev.sandgate.spi.SandboxState;
 import dev.sandgate.spi.SandboxWatcher;
 import dev.sandgate.spi.StaticPolicy;
+import dev.sandgate.spi.StreamKind;
 import dev.sandgate.spi.WatchSubscription;
 import dev.sandgate.testing.EngineTest;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -43,7 +52,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * What the guest of a real VM sees and does, beyond the conformance kit: the committed launch input, the policy's
- * VM settings, boot progress on the watch, the workload's exit. Boots three VMs: the read-only checks share one.
+ * VM settings, boot progress on the watch, the workload's exit, exact bytes through the guest agent. Boots three VMs: the read-only checks share one.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @EngineTest
@@ -205,11 +214,79 @@ class VmGuestTest {
         SandboxObservation failed = await(ref, observation -> observation.state() == SandboxState.FAILED, "FAILED");
 
         assertThat(failed.detail()).isEqualTo("the workload exited with status 3");
+        var logs = new Collected();
+        driver.logs(ref, 1, new LogQuery(false, Optional.empty()), logs);
+        logs.awaitEnd();
+        assertThat(logs.end()).isEqualTo("completed");
+        assertThat(new String(logs.bytes(StreamKind.STDOUT), StandardCharsets.UTF_8))
+                .as("the ended workload's output, kept until the next start")
+                .isEqualTo("exiting with 3\n");
         assertThat(probe.resources(ref.id()))
                 .singleElement()
                 .satisfies(resource ->
                         assertThat(resource.running()).as("the VM powered off").isFalse());
         driver.delete(ref, OptionalLong.empty());
+    }
+
+    @Test
+    void execCarriesEveryByteOfStandardInputAndKeepsTheStreamsApart() {
+        byte[] input = new byte[10_000]; // several frames: the agent moves at most 3 KiB per frame
+        for (int i = 0; i < input.length; i++) {
+            input[i] = (byte) (i * 7);
+        }
+        var command = new ExecCommand(
+                List.of("sh", "-c", "cat; echo done >&2"), Map.of(), Optional.empty(), false, true, Optional.empty());
+        var collected = new Collected();
+        ExecProcess process = driver.exec(shared, 1, command, collected);
+        try (process) {
+            process.writeStdin(input);
+            process.closeStdin();
+            collected.awaitEnd();
+        }
+
+        assertThat(collected.end()).isEqualTo("exited 0");
+        assertThat(collected.bytes(StreamKind.STDOUT)).isEqualTo(input);
+        assertThat(new String(collected.bytes(StreamKind.STDERR), StandardCharsets.UTF_8))
+                .isEqualTo("done\n");
+    }
+
+    /** Collects the output and the end of one exec or logs read. */
+    private static final class Collected implements ExecListener, LogListener {
+        private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
+        private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
+        private String end;
+
+        @Override
+        public synchronized void output(StreamKind stream, byte[] data) {
+            (stream == StreamKind.STDOUT ? stdout : stderr).writeBytes(data);
+        }
+
+        @Override
+        public synchronized void exited(int code) {
+            end = "exited " + code;
+        }
+
+        @Override
+        public synchronized void completed() {
+            end = "completed";
+        }
+
+        @Override
+        public synchronized void failed(DriverException error) {
+            end = "failed " + error.code() + ": " + error.getMessage();
+        }
+
+        synchronized String end() {
+            return end;
+        }
+
+        synchronized byte[] bytes(StreamKind stream) {
+            return (stream == StreamKind.STDOUT ? stdout : stderr).toByteArray();
+        }
+
+        void awaitEnd() {
+            Awaitility.await("the end").atMost(TIMEOUT).until(() -> end() != null);
+        }
     }
 
     private int indexOf(Predicate<SandboxEvent> matches) {
