@@ -574,13 +574,14 @@ public final class Lifecycle implements AutoCloseable {
 
     /**
      * Finishes, in the background, every transition left pending by a replica that no longer holds its sandbox's
-     * lease (it died mid-call): each is retried as a timed-out call's is, and waits for the sandbox's lease first. The
-     * leader calls it while it leads.
+     * lease (it died mid-call): each is retried as a timed-out call's is, and waits for the sandbox's lease first. Then
+     * rescans the expiry leases, which other replicas may have armed. The leader calls it while it leads.
      */
     public void recoverOrphans() {
         for (SandboxRecord row : store.read(tx -> tx.pendingSandboxes())) {
             reconciler.retryLater(row.id());
         }
+        expiry.rescan();
     }
 
     /**

@@ -280,7 +280,7 @@ public final class Gateway implements AutoCloseable {
             return new PostgresStore(settings);
         } catch (StoreException e) {
             if (e.getCause() == null) {
-                throw e; // another gateway writes it: the message says so
+                throw e;
             }
             throw new StoreException(
                     e.getMessage() + " (see store-url, store-user, store-password-file)", e.getCause());
