@@ -110,6 +110,14 @@ final class Expiry implements AutoCloseable {
         wakeBy(Instant.EPOCH);
     }
 
+    /**
+     * Scans the due leases now: for the leases other gateway replicas armed, whose changes this replica's hub does not
+     * carry.
+     */
+    void rescan() {
+        wakeBy(Instant.EPOCH);
+    }
+
     /** The deterministic request id of the expiry of execution {@code generation} of sandbox {@code sandboxId}. */
     static String requestId(String sandboxId, long generation) {
         return UUID.nameUUIDFromBytes((sandboxId + "/" + generation + "/expiry").getBytes(StandardCharsets.UTF_8))

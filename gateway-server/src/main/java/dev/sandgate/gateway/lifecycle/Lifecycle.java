@@ -62,7 +62,7 @@ public final class Lifecycle implements AutoCloseable {
     private final WatchHub hub = new WatchHub();
     private final FaultInjector faults;
     private final Clock clock;
-    private final SandboxLocks locks = new SandboxLocks();
+    private final SandboxLocks locks;
     private final Targets targets;
     private final PolicyRules rules;
     private final DriverCalls calls;
@@ -83,7 +83,26 @@ public final class Lifecycle implements AutoCloseable {
             FaultInjector faults,
             Clock clock,
             LifecycleSettings settings) {
-        this.store = requireNonNull(store, "store is null");
+        this(store, driver, driverName, tokens, faults, clock, settings, ReplicaCoordination.single());
+    }
+
+    /**
+     * A lifecycle that shares its store with other gateway replicas through {@code coordination}: each sandbox's lock
+     * also takes the sandbox's lease, and the writes of a sandbox are fenced by it ({@link ReplicaCoordination}).
+     */
+    public Lifecycle(
+            Store store,
+            ComputeDriver driver,
+            String driverName,
+            ExecutionTokens tokens,
+            FaultInjector faults,
+            Clock clock,
+            LifecycleSettings settings,
+            ReplicaCoordination coordination) {
+        requireNonNull(coordination, "coordination is null");
+        this.store = coordination.fence(requireNonNull(store, "store is null"));
+        store = this.store;
+        this.locks = new SandboxLocks(coordination);
         requireNonNull(driver, "driver is null");
         this.driverName = requireNonNull(driverName, "driverName is null");
         this.capabilities = requireNonNull(driver.capabilities(), "driver capabilities are null");
@@ -502,6 +521,18 @@ public final class Lifecycle implements AutoCloseable {
     }
 
     /**
+     * Finishes, in the background, every transition left pending by a replica that no longer holds its sandbox's
+     * lease (it died mid-call): each is retried as a timed-out call's is, and waits for the sandbox's lease first. Then
+     * rescans the expiry leases, which other replicas may have armed. The leader calls it while it leads.
+     */
+    public void recoverOrphans() {
+        for (SandboxRecord row : store.read(tx -> tx.pendingSandboxes())) {
+            reconciler.retryLater(row.id());
+        }
+        expiry.rescan();
+    }
+
+    /**
      * Removes idempotency records of requests that finished before {@code cutoff} (and of execs admitted before it that
      * never got a result), in small write transactions, so that lifecycle writes go on between them however many
      * records have aged.
@@ -530,6 +561,12 @@ public final class Lifecycle implements AutoCloseable {
      */
     static final class SandboxLocks {
         private final ConcurrentHashMap<String, Entry> locks = new ConcurrentHashMap<>();
+        /** With other replicas, the sandbox's lease is taken with its lock and released with it. */
+        private final ReplicaCoordination coordination;
+
+        SandboxLocks(ReplicaCoordination coordination) {
+            this.coordination = requireNonNull(coordination, "coordination is null");
+        }
 
         private static final class Entry {
             final ReentrantLock lock = new ReentrantLock(true);
@@ -565,7 +602,19 @@ public final class Lifecycle implements AutoCloseable {
                         "sandbox " + sandboxId
                                 + " is busy with another operation that did not finish within the deadline");
             }
-            return () -> release(sandboxId, entry, true);
+            try {
+                coordination.acquire(sandboxId, maxWait);
+            } catch (RuntimeException e) {
+                release(sandboxId, entry, true);
+                throw e;
+            }
+            return () -> {
+                try {
+                    coordination.release(sandboxId);
+                } finally {
+                    release(sandboxId, entry, true);
+                }
+            };
         }
 
         private void release(String sandboxId, Entry entry, boolean unlock) {

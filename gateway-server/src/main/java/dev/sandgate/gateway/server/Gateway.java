@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.sandgate.gateway.lifecycle.FaultInjector;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.lifecycle.LifecycleSettings;
+import dev.sandgate.gateway.lifecycle.ReplicaCoordination;
 import dev.sandgate.gateway.metrics.GatewayObserver;
 import dev.sandgate.gateway.metrics.MeteredComputeDriver;
 import dev.sandgate.gateway.metrics.MeteredStore;
@@ -54,7 +55,15 @@ public final class Gateway implements AutoCloseable {
     static final String LOCK_FILE = "gateway.lock";
 
     private static final String GATEWAY_ID_KEY = "gateway_id";
+    /**
+     * How long a replica's leases on PostgreSQL live unless renewed (every third of it): how long a dead replica's
+     * sandboxes wait before another replica finishes them, and a dead leader's work before another leads.
+     */
+    static final Duration REPLICA_LEASE_TTL = Duration.ofSeconds(10);
+    /** The exit status of a replica that lost the leader lease: restarted, it rejoins as a follower. */
+    static final int LOST_LEADERSHIP_EXIT = 75;
 
+    private final ReplicaCoordination coordination;
     private final FileChannel lockChannel;
     private final FileLock lock;
     private final Store store;
@@ -66,6 +75,7 @@ public final class Gateway implements AutoCloseable {
     private final PrometheusMetrics metrics;
 
     private Gateway(
+            ReplicaCoordination coordination,
             FileChannel lockChannel,
             FileLock lock,
             Store store,
@@ -74,6 +84,7 @@ public final class Gateway implements AutoCloseable {
             String gatewayId,
             Operability operability,
             PrometheusMetrics metrics) {
+        this.coordination = coordination;
         this.operability = operability;
         this.metrics = metrics;
         this.lockChannel = lockChannel;
@@ -146,6 +157,7 @@ public final class Gateway implements AutoCloseable {
         Store store = null;
         NamedDriver named = null;
         PrometheusMetrics metrics = null;
+        ReplicaCoordination coordination = ReplicaCoordination.single();
         try {
             createPrivateDirectory(dataDir);
             channel = openLockFile(dataDir.resolve(LOCK_FILE));
@@ -166,6 +178,10 @@ public final class Gateway implements AutoCloseable {
                 store = new SqliteStore(dataDir.resolve(DATABASE_FILE), config.storeSynchronous());
             }
             String gatewayId = gatewayId(store, config.gatewayId());
+            if (config.postgres().isPresent()) {
+                coordination = new ReplicaCoordination(store, ReplicaCoordination.newReplicaId(), REPLICA_LEASE_TTL);
+                log.info("replica {} of gateway {}", coordination.replicaId(), gatewayId);
+            }
             TokenKeys keys = TokenKeys.loadOrCreate(config.tokenKeyFile());
             named = drivers.create(gatewayId, clock);
             FaultInjector faults = config.faultPoint().map(FaultInjector::armed).orElse(FaultInjector.disabled());
@@ -187,7 +203,8 @@ public final class Gateway implements AutoCloseable {
                     clock,
                     LifecycleSettings.DEFAULTS
                             .withDriverTimeout(config.driverTimeout())
-                            .withRequestRetention(config.requestRetention()));
+                            .withRequestRetention(config.requestRetention()),
+                    coordination);
             lifecycle.observeWith(observer);
             if (metrics != null) {
                 metrics.countSandboxes(store);
@@ -196,9 +213,10 @@ public final class Gateway implements AutoCloseable {
                         config.metricsListen().get().getHostString(),
                         metrics.port());
             }
-            lifecycle.recover();
+            coordination.lead(lifecycle::recover, lifecycle::recoverOrphans, Gateway::leadershipLost);
             log.info("gateway {} opened: driver={} data-dir={}", gatewayId, named.name(), dataDir);
             return new Gateway(
+                    coordination,
                     channel,
                     lock,
                     store,
@@ -208,15 +226,29 @@ public final class Gateway implements AutoCloseable {
                     new Operability(observer, engineCheck, config.readinessInterval()),
                     metrics);
         } catch (IOException e) {
+            coordination.close();
             closeQuietly(metrics);
             closeQuietly(named, store, lock, channel);
             throw new UncheckedIOException(
                     "cannot open the data directory " + dataDir + ": " + IoReasons.describe(e), e);
         } catch (RuntimeException e) {
+            coordination.close();
             closeQuietly(metrics);
             closeQuietly(named, store, lock, channel);
             throw e;
         }
+    }
+
+    /**
+     * Another replica took the leader lease while this one still ran the leader's work (it could not renew in time):
+     * this process stops at once, so that two replicas never watch and reconcile together; restarted, it serves as a
+     * follower.
+     */
+    private static void leadershipLost() {
+        log.error(
+                "this replica lost the leader lease to another replica; exiting with status {} to rejoin as a follower",
+                LOST_LEADERSHIP_EXIT);
+        Thread.ofPlatform().start(() -> System.exit(LOST_LEADERSHIP_EXIT));
     }
 
     private static String gatewayId(Store store, Optional<String> configured) {
@@ -248,7 +280,7 @@ public final class Gateway implements AutoCloseable {
             return new PostgresStore(settings);
         } catch (StoreException e) {
             if (e.getCause() == null) {
-                throw e; // another gateway writes it: the message says so
+                throw e;
             }
             throw new StoreException(
                     e.getMessage() + " (see store-url, store-user, store-password-file)", e.getCause());
@@ -351,6 +383,7 @@ public final class Gateway implements AutoCloseable {
     @Override
     public void close() {
         lifecycle.close();
+        coordination.close();
         closeQuietly(new NamedDriver(lifecycle.driverName(), driver), store, lock, lockChannel);
         closeQuietly(metrics);
     }

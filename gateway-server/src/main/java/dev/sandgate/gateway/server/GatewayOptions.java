@@ -129,8 +129,8 @@ final class GatewayOptions {
             names = "--store-url",
             paramLabel = "URL",
             description = "jdbc:postgresql://HOST[:PORT]/DATABASE (without the password): keep the state in"
-                    + " PostgreSQL instead of the data directory's SQLite store; one gateway writes a database (others"
-                    + " refuse to start)")
+                    + " PostgreSQL instead of the data directory's SQLite store; gateways on one database are"
+                    + " replicas")
     String storeUrl;
 
     @Option(names = "--store-user", paramLabel = "USER", description = "the PostgreSQL user (with --store-url)")

@@ -2,6 +2,7 @@ package dev.sandgate.gateway.store;
 
 import static java.util.Objects.requireNonNull;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -309,6 +310,26 @@ final class CachingStore implements Store, WriteObserver {
         @Override
         public int pruneRequests(Instant cutoff, int limit) {
             return tx.pruneRequests(cutoff, limit);
+        }
+
+        @Override
+        public Optional<ReplicaLease> takeLease(String key, String owner, Duration ttl) {
+            return tx.takeLease(key, owner, ttl);
+        }
+
+        @Override
+        public boolean renewLease(ReplicaLease lease, Duration ttl) {
+            return tx.renewLease(lease, ttl);
+        }
+
+        @Override
+        public boolean holdsLease(ReplicaLease lease) {
+            return tx.holdsLease(lease);
+        }
+
+        @Override
+        public void releaseLease(ReplicaLease lease) {
+            tx.releaseLease(lease);
         }
 
         @Override

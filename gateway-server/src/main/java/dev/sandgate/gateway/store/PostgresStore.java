@@ -6,8 +6,6 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.Optional;
 import java.util.Properties;
@@ -15,22 +13,18 @@ import java.util.function.Function;
 import org.flywaydb.core.Flyway;
 
 /**
- * The store on a PostgreSQL database, migrated by Flyway (db/postgresql).
+ * The store on a PostgreSQL database, migrated by Flyway (db/postgresql), shared by any number of gateway replicas.
  *
- * <p>Until gateway replicas exist, one gateway writes a database: it holds a session-level advisory lock on its writer
- * connection for as long as it runs, and a second gateway on the same database refuses to start. Writes go through
- * that one connection with group commit ({@link GroupCommit}), as on SQLite; reads borrow connections from a small
- * pool, each transaction a read-only snapshot (REPEATABLE READ). Nothing read is kept in memory: the store is meant to
- * be shared by replicas, which a cache of one gateway would not see the writes of.
+ * <p>Each replica writes through its one writer connection with group commit ({@link GroupCommit}), as on SQLite, at
+ * READ COMMITTED: every sandbox update is a compare-and-set on its resource version, and what replicas must not do at
+ * once (change one sandbox, lead the background work) they coordinate with leases ({@link StoreTransaction#takeLease})
+ * whose epochs fence stale holders. A batch that the server aborts for a deadlock or a serialization failure with
+ * another replica's is run again. Reads borrow connections from a small pool, each transaction a read-only snapshot
+ * (REPEATABLE READ). Nothing read is kept in memory: another replica's writes would not be in it.
  */
 public final class PostgresStore implements Store {
     /** How many connections read at once. */
     private static final int READERS = 4;
-    /**
-     * The advisory lock the writing gateway holds ("sandgate" in ASCII). Advisory locks are per database, so gateways
-     * on different databases of one server do not contend.
-     */
-    static final long WRITER_LOCK = 0x73616e6467617465L;
 
     private static final String APPLICATION_NAME = "sandgate-gateway";
 
@@ -56,11 +50,10 @@ public final class PostgresStore implements Store {
     }
 
     private final SqlStore store;
-    private final Connection writer;
 
     /**
-     * Connects, takes the writer's lock, migrates the schema and opens the readers. Throws {@link StoreException} if
-     * the server refuses the connection or another gateway holds the lock.
+     * Connects, migrates the schema (Flyway serializes replicas that start at once) and opens the readers. Throws
+     * {@link StoreException} if the server refuses the connection.
      */
     public PostgresStore(Settings settings) {
         requireNonNull(settings, "settings is null");
@@ -69,7 +62,6 @@ public final class PostgresStore implements Store {
         HikariDataSource pool = null;
         try {
             writer = connect(settings);
-            holdWriterLock(writer, settings);
             Flyway.configure()
                     .dataSource(
                             settings.url(), settings.user(), settings.password().orElse(null))
@@ -77,7 +69,6 @@ public final class PostgresStore implements Store {
                     .load()
                     .migrate();
             writer.setAutoCommit(false);
-            this.writer = writer;
             pool = readers(settings);
             store = new SqlStore(
                     SqlDialect.POSTGRESQL,
@@ -102,41 +93,6 @@ public final class PostgresStore implements Store {
         settings.password().ifPresent(password -> properties.setProperty("password", password));
         properties.setProperty("ApplicationName", APPLICATION_NAME);
         return DriverManager.getConnection(settings.url(), properties);
-    }
-
-    /** Takes the advisory lock of the single writer, or refuses: another gateway writes this database. */
-    private static void holdWriterLock(Connection writer, Settings settings) throws SQLException {
-        try (PreparedStatement statement = writer.prepareStatement("SELECT pg_try_advisory_lock(?)")) {
-            statement.setLong(1, WRITER_LOCK);
-            try (ResultSet rs = statement.executeQuery()) {
-                rs.next();
-                if (rs.getBoolean(1)) {
-                    return;
-                }
-            }
-        }
-        throw new StoreException("another gateway (" + holder(writer) + ") is using the PostgreSQL store at "
-                + settings.url() + "; one gateway writes a store until replicas exist: stop that one first");
-    }
-
-    /** Who holds the writer's lock, as far as this user may see. */
-    private static String holder(Connection connection) {
-        String sql = "SELECT a.pid, a.client_addr, a.application_name FROM pg_locks l"
-                + " JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"
-                + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                + " AND ((l.classid::bigint << 32) | l.objid::bigint) = ?";
-        try (PreparedStatement statement = connection.prepareStatement(sql)) {
-            statement.setLong(1, WRITER_LOCK);
-            try (ResultSet rs = statement.executeQuery()) {
-                if (rs.next()) {
-                    String address = rs.getString("client_addr");
-                    return "server process " + rs.getLong("pid") + (address == null ? "" : ", client " + address);
-                }
-            }
-        } catch (SQLException e) {
-            // Only for the message.
-        }
-        return "the holder of its writer lock";
     }
 
     private static HikariDataSource readers(Settings settings) {
@@ -175,23 +131,9 @@ public final class PostgresStore implements Store {
         return store.read(work);
     }
 
-    /**
-     * Releases the writer's lock, then closes the readers and the writer. Released explicitly: the server ends a
-     * closed session, and frees its locks, only after the client has gone, so a gateway started right after this one
-     * stopped could still find the lock held.
-     */
+    /** Closes the readers, then the writer once no write runs. */
     @Override
     public void close() {
-        store.writes().closeHolding(() -> {
-            try (PreparedStatement statement = writer.prepareStatement("SELECT pg_advisory_unlock(?)")) {
-                writer.rollback();
-                statement.setLong(1, WRITER_LOCK);
-                statement.execute();
-                writer.commit();
-            } catch (SQLException e) {
-                // The session ends with the connection, and its lock with it.
-            }
-        });
         store.close();
     }
 }

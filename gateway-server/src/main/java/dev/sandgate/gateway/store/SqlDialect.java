@@ -27,9 +27,16 @@ enum SqlDialect {
         }
     },
     POSTGRESQL(StoreStatements.POSTGRESQL) {
-        /* One writer holds the advisory lock: no other transaction writes, so none has to be run again. */
+        /* Replicas write at once: the server aborts one of two deadlocked transactions (rows locked in other orders). */
         @Override
         boolean isRetryable(Throwable failure) {
+            for (Throwable t = failure; t != null; t = t.getCause()) {
+                if (t instanceof SQLException sql
+                        && (DEADLOCK_DETECTED.equals(sql.getSQLState())
+                                || SERIALIZATION_FAILURE.equals(sql.getSQLState()))) {
+                    return true;
+                }
+            }
             return false;
         }
 
@@ -50,6 +57,10 @@ enum SqlDialect {
     private static final int SQLITE_BUSY = 5;
     /** PostgreSQL's SQLSTATE for unique_violation. */
     private static final String UNIQUE_VIOLATION = "23505";
+    /** PostgreSQL's SQLSTATE for deadlock_detected. */
+    private static final String DEADLOCK_DETECTED = "40P01";
+    /** PostgreSQL's SQLSTATE for serialization_failure. */
+    private static final String SERIALIZATION_FAILURE = "40001";
 
     final StoreStatements statements;
 
@@ -59,7 +70,7 @@ enum SqlDialect {
 
     /**
      * Whether a write transaction that failed with {@code failure} (or a cause) may be run again as a whole: SQLite's
-     * SQLITE_BUSY, including its extended codes.
+     * SQLITE_BUSY, including its extended codes; PostgreSQL's deadlock and serialization failures.
      */
     abstract boolean isRetryable(Throwable failure);
 

@@ -7,6 +7,7 @@ import static dev.sandgate.gateway.store.StoreStatements.*;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -384,6 +385,57 @@ final class SqlTransaction implements StoreTransaction {
             }
         }
         return low;
+    }
+
+    @Override
+    public Optional<ReplicaLease> takeLease(String key, String owner, Duration ttl) {
+        requireWritable();
+        try {
+            PreparedStatement statement = db.prepare(statements.takeLease);
+            bind(statement, List.of(key, owner, ttl.toMillis()));
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() ? Optional.of(new ReplicaLease(key, owner, rs.getLong("epoch"))) : Optional.empty();
+            }
+        } catch (SQLException e) {
+            throw new StoreException("taking lease " + key + " failed", e);
+        }
+    }
+
+    @Override
+    public boolean renewLease(ReplicaLease lease, Duration ttl) {
+        requireWritable();
+        try {
+            PreparedStatement statement = db.prepare(statements.renewLease);
+            bind(statement, List.of(ttl.toMillis(), lease.key(), lease.owner(), lease.epoch()));
+            return statement.executeUpdate() == 1;
+        } catch (SQLException e) {
+            throw new StoreException("renewing lease " + lease.key() + " failed", e);
+        }
+    }
+
+    @Override
+    public boolean holdsLease(ReplicaLease lease) {
+        try {
+            PreparedStatement statement = db.prepare(statements.selectLeaseForUpdate);
+            bind(statement, List.of(lease.key()));
+            try (ResultSet rs = statement.executeQuery()) {
+                return rs.next() && rs.getString("owner").equals(lease.owner()) && rs.getLong("epoch") == lease.epoch();
+            }
+        } catch (SQLException e) {
+            throw new StoreException("reading lease " + lease.key() + " failed", e);
+        }
+    }
+
+    @Override
+    public void releaseLease(ReplicaLease lease) {
+        requireWritable();
+        try {
+            PreparedStatement statement = db.prepare(RELEASE_LEASE);
+            bind(statement, List.of(lease.key(), lease.owner(), lease.epoch()));
+            statement.executeUpdate();
+        } catch (SQLException e) {
+            throw new StoreException("releasing lease " + lease.key() + " failed", e);
+        }
     }
 
     @Override

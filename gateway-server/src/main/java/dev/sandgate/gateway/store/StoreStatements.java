@@ -113,14 +113,27 @@ final class StoreStatements {
     static final String UPSERT_META = "INSERT INTO gateway_meta (meta_key, meta_value) VALUES (?, ?)"
             + " ON CONFLICT (meta_key) DO UPDATE SET meta_value = excluded.meta_value";
 
-    static final StoreStatements SQLITE = new StoreStatements("rowid", INSERT_SANDBOX_VALUES);
+    static final String SELECT_LEASE = "SELECT owner, epoch FROM replica_lease WHERE lease_key = ?";
+
+    static final String RELEASE_LEASE =
+            "UPDATE replica_lease SET expires_ms = 0 WHERE lease_key = ? AND owner = ? AND epoch = ?";
+
+    /** The database's clock in milliseconds since the epoch: the one clock that every replica's lease is on. */
+    private static final String SQLITE_NOW_MS = "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)";
+
+    private static final String POSTGRESQL_NOW_MS = "(extract(epoch FROM clock_timestamp()) * 1000)::bigint";
+
+    static final StoreStatements SQLITE = new StoreStatements("rowid", INSERT_SANDBOX_VALUES, SQLITE_NOW_MS, "");
 
     /**
      * PostgreSQL: requests carry an admission sequence number, and a taken name inserts nothing instead of failing
      * (a failed statement would abort the whole transaction, so the name could not be checked after it).
      */
-    static final StoreStatements POSTGRESQL =
-            new StoreStatements("admission", INSERT_SANDBOX_VALUES + " ON CONFLICT (workspace, name) DO NOTHING");
+    static final StoreStatements POSTGRESQL = new StoreStatements(
+            "admission",
+            INSERT_SANDBOX_VALUES + " ON CONFLICT (workspace, name) DO NOTHING",
+            POSTGRESQL_NOW_MS,
+            " FOR UPDATE");
 
     final String insertSandbox;
 
@@ -140,8 +153,27 @@ final class StoreStatements {
      */
     final String pruneRequests;
 
-    private StoreStatements(String order, String insertSandbox) {
+    /**
+     * Takes a lease that nobody holds or whose holder let it expire (or released it), at the next epoch; returns the
+     * epoch, or no row if the lease is held.
+     */
+    final String takeLease;
+
+    /** Extends a lease that was not taken over. */
+    final String renewLease;
+
+    /** Reads a lease's holder, locking its row where the database can (PostgreSQL). */
+    final String selectLeaseForUpdate;
+
+    private StoreStatements(String order, String insertSandbox, String nowMs, String forUpdate) {
         this.insertSandbox = insertSandbox;
+        this.takeLease = "INSERT INTO replica_lease (lease_key, owner, epoch, expires_ms) VALUES (?, ?, 1, " + nowMs
+                + " + ?) ON CONFLICT (lease_key) DO UPDATE SET owner = excluded.owner,"
+                + " epoch = replica_lease.epoch + 1, expires_ms = excluded.expires_ms"
+                + " WHERE replica_lease.expires_ms <= " + nowMs + " RETURNING epoch";
+        this.renewLease = "UPDATE replica_lease SET expires_ms = " + nowMs
+                + " + ? WHERE lease_key = ? AND owner = ? AND epoch = ?";
+        this.selectLeaseForUpdate = SELECT_LEASE + forUpdate;
         // each one b-tree descent
         this.requestOrderBounds = "SELECT (SELECT min(" + order + ") FROM request) AS low, (SELECT max(" + order
                 + ") FROM request) AS high";

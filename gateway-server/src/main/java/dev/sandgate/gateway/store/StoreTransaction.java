@@ -1,5 +1,6 @@
 package dev.sandgate.gateway.store;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -67,6 +68,28 @@ public interface StoreTransaction {
      * to remove.
      */
     int pruneRequests(Instant cutoff, int limit);
+
+    /**
+     * Takes the lease on {@code key} for {@code owner} for {@code ttl}, on the database's clock: if nobody holds it, or
+     * its holder (this owner too) let it expire or released it. The epoch is one more than the lease's last, 1 for a
+     * new key. Empty if it is held and not expired.
+     */
+    Optional<ReplicaLease> takeLease(String key, String owner, Duration ttl);
+
+    /**
+     * Extends {@code lease} to {@code ttl} from now, if it was not taken over since (an expired lease that nobody took
+     * is still its holder's). Returns whether it was.
+     */
+    boolean renewLease(ReplicaLease lease, Duration ttl);
+
+    /**
+     * Whether {@code lease} is still its holder's: no take-over since. On PostgreSQL the lease's row stays locked until
+     * this transaction ends, so no take-over can come between this answer and the commit.
+     */
+    boolean holdsLease(ReplicaLease lease);
+
+    /** Gives {@code lease} up, if it is still its holder's, for anyone to take at once. */
+    void releaseLease(ReplicaLease lease);
 
     Optional<String> meta(String key);
 

@@ -52,8 +52,9 @@ class PostgresGatewayTest {
                 Files.readString(Path.of(passwordFile), StandardCharsets.UTF_8).strip();
         try (Connection connection = DriverManager.getConnection(url, user, password);
                 Statement statement = connection.createStatement()) {
-            statement.execute("DROP TABLE IF EXISTS sandbox_label, policy_revision, request, sandbox, gateway_meta,"
-                    + " flyway_schema_history CASCADE");
+            statement.execute(
+                    "DROP TABLE IF EXISTS sandbox_label, policy_revision, request, sandbox, gateway_meta, replica_lease,"
+                            + " flyway_schema_history CASCADE");
         }
     }
 
@@ -62,8 +63,8 @@ class PostgresGatewayTest {
     }
 
     @Test
-    @DisplayName("a gateway keeps its sandboxes in PostgreSQL; a second one on the database exits naming the store")
-    void secondGatewayExits() {
+    @DisplayName("a gateway keeps its sandboxes in PostgreSQL; a second one on the database is a replica serving them")
+    void secondGatewayIsAReplica() {
         try (TestGateway first = TestGateway.start(
                 dir.resolve("first"),
                 TestGateway.Transport.IN_PROCESS,
@@ -80,27 +81,29 @@ class PostgresGatewayTest {
                     .as("kept across a restart")
                     .isEqualTo(id);
 
-            ByteArrayOutputStream err = new ByteArrayOutputStream();
-            List<String> args = new java.util.ArrayList<>(List.of(
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--data-dir",
-                    dir.resolve("second").toString(),
-                    "--driver",
-                    "fake",
-                    "--driver-property",
-                    FakeDriverProvider.DIRECTORY + "=" + dir.resolve("backend")));
-            args.addAll(storeArgs());
-            int status = GatewayMain.run(
-                    args.toArray(String[]::new),
-                    Map.of(),
-                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8),
-                    new PrintStream(err, true, StandardCharsets.UTF_8));
-
-            assertThat(status).isEqualTo(1);
-            assertThat(err.toString(StandardCharsets.UTF_8))
-                    .contains("another gateway")
-                    .contains("is using the PostgreSQL store at " + url);
+            try (TestGateway second = TestGateway.start(
+                    dir.resolve("second"),
+                    TestGateway.Transport.IN_PROCESS,
+                    FakeDriver.allCapabilities(),
+                    storeArgs().toArray(String[]::new))) {
+                assertThat(second.stub()
+                                .getSandbox(GetSandboxRequest.newBuilder()
+                                        .setTarget(TestGateway.byName("team", "kept"))
+                                        .build())
+                                .getSandbox()
+                                .getId())
+                        .as("the second replica reads what the first wrote")
+                        .isEqualTo(id);
+                String other = second.create("team", "second").getId();
+                assertThat(first.stub()
+                                .getSandbox(GetSandboxRequest.newBuilder()
+                                        .setTarget(TestGateway.byName("team", "second"))
+                                        .build())
+                                .getSandbox()
+                                .getId())
+                        .as("and the first what the second wrote")
+                        .isEqualTo(other);
+            }
         }
     }
 

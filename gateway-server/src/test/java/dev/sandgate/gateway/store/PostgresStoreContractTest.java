@@ -10,7 +10,9 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
+import java.time.Duration;
 import java.util.Optional;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -47,7 +49,7 @@ class PostgresStoreContractTest extends StoreContractTest {
         try (Connection connection = DriverManager.getConnection(
                         settings.url(), settings.user(), settings.password().orElse(null));
                 Statement statement = connection.createStatement()) {
-            statement.execute("TRUNCATE sandbox, sandbox_label, policy_revision, request, gateway_meta");
+            statement.execute("TRUNCATE sandbox, sandbox_label, policy_revision, request, gateway_meta, replica_lease");
         } catch (Exception e) {
             opened.close();
             throw e;
@@ -56,19 +58,110 @@ class PostgresStoreContractTest extends StoreContractTest {
     }
 
     @Test
-    @DisplayName("a second store on the same database refuses to open while the first writes it, and opens after")
-    void singleWriter() throws Exception {
-        PostgresStore.Settings settings = settings();
+    @DisplayName("two stores on one database: the second takes the leader's lease once the first stops renewing it,"
+            + " and the first's epoch is refused after")
+    void leaderHandOver() throws Exception {
+        try (PostgresStore other = new PostgresStore(settings())) {
+            ReplicaLease first = store.write(
+                            tx -> tx.takeLease(ReplicaLease.LEADER, "replica-a", Duration.ofMillis(300)))
+                    .orElseThrow();
+            Optional<ReplicaLease> early =
+                    other.write(tx -> tx.takeLease(ReplicaLease.LEADER, "replica-b", Duration.ofMinutes(1)));
+            assertThat(early).isEmpty();
 
-        assertThatThrownBy(() -> new PostgresStore(settings).close())
-                .isInstanceOf(StoreException.class)
-                .hasMessageContaining("another gateway")
-                .hasMessageContaining(settings.url());
+            ReplicaLease second = Awaitility.await()
+                    .until(
+                            () -> other.write(
+                                    tx -> tx.takeLease(ReplicaLease.LEADER, "replica-b", Duration.ofMinutes(1))),
+                            Optional::isPresent)
+                    .orElseThrow();
 
-        store.close();
-        store = null;
-        store = new PostgresStore(settings);
-        assertThat(metaRead("none")).isEmpty();
+            assertThat(second.epoch()).isEqualTo(first.epoch() + 1);
+            assertThat(holds(store, first)).isFalse();
+            assertThat(renew(store, first, Duration.ofMinutes(1))).isFalse();
+            assertThat(holds(other, second)).isTrue();
+        }
+    }
+
+    @Test
+    @DisplayName("a result committed with a sandbox lease taken over by another replica is refused, and the new"
+            + " holder's commit waits for none")
+    void staleEpochCommitRefused() throws Exception {
+        try (PostgresStore other = new PostgresStore(settings())) {
+            SandboxRecord sandbox = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("a")));
+            String key = ReplicaLease.sandbox(sandbox.id());
+            ReplicaLease a = store.write(tx -> tx.takeLease(key, "replica-a", Duration.ofMillis(200)))
+                    .orElseThrow();
+            ReplicaLease b = Awaitility.await()
+                    .until(
+                            () -> other.write(tx -> tx.takeLease(key, "replica-b", Duration.ofMinutes(1))),
+                            Optional::isPresent)
+                    .orElseThrow();
+
+            // Replica A commits its result only if it still holds the lease, in the result's transaction.
+            boolean committedByA = store.write(tx -> {
+                if (!tx.holdsLease(a)) {
+                    return false;
+                }
+                tx.updateSandbox(
+                        sandbox.toBuilder().runtime(1, "RUNNING", "from a").build());
+                return true;
+            });
+            boolean committedByB = other.write(tx -> {
+                if (!tx.holdsLease(b)) {
+                    return false;
+                }
+                tx.updateSandbox(
+                        sandbox.toBuilder().runtime(1, "RUNNING", "from b").build());
+                return true;
+            });
+
+            assertThat(b.epoch()).isEqualTo(a.epoch() + 1);
+            assertThat(committedByA).isFalse();
+            assertThat(committedByB).isTrue();
+            assertThat(store.sandbox(sandbox.id()).orElseThrow().runtimeDetail())
+                    .isEqualTo("from b");
+        }
+    }
+
+    @Test
+    @DisplayName("a take-over waits for the holder's commit that checked its lease, then finds the lease held")
+    void holdsLeaseLocksTheLease() throws Exception {
+        // Two threads of their own: the common pool may have one, which the first would block.
+        try (PostgresStore other = new PostgresStore(settings());
+                java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(2)) {
+            // Expired by the time anyone else asks: only the row lock of holdsLease keeps it.
+            ReplicaLease a = store.write(tx -> tx.takeLease("sandbox/x", "replica-a", Duration.ofMillis(1)))
+                    .orElseThrow();
+            java.util.concurrent.CountDownLatch checked = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CompletableFuture<Boolean> commit = java.util.concurrent.CompletableFuture.supplyAsync(
+                    () -> store.write(tx -> {
+                        boolean holds = tx.holdsLease(a);
+                        checked.countDown();
+                        try {
+                            release.await();
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                        // Renewed in the same transaction: the take-over, blocked on the row, must see it.
+                        return holds && tx.renewLease(a, Duration.ofMinutes(1));
+                    }),
+                    threads);
+            checked.await();
+            java.util.concurrent.CompletableFuture<Optional<ReplicaLease>> takeOver =
+                    java.util.concurrent.CompletableFuture.supplyAsync(
+                            () -> other.write(tx -> tx.takeLease("sandbox/x", "replica-b", Duration.ofMinutes(1))),
+                            threads);
+            try {
+                Awaitility.await().until(PostgresStoreContractTest::aSessionWaitsForALock);
+            } finally {
+                release.countDown();
+            }
+
+            assertThat(commit.get()).isTrue();
+            assertThat(takeOver.get()).isEmpty();
+        }
     }
 
     @Test
@@ -83,6 +176,18 @@ class PostgresStoreContractTest extends StoreContractTest {
                 .hasMessageContaining(settings.user())
                 .satisfies(e -> assertThat(messages(e)).doesNotContain("not-the-password-42"));
         assertThat(wrong.toString()).doesNotContain("not-the-password-42");
+    }
+
+    private static boolean aSessionWaitsForALock() throws Exception {
+        PostgresStore.Settings settings = settings();
+        try (Connection connection = DriverManager.getConnection(
+                        settings.url(), settings.user(), settings.password().orElse(null));
+                Statement statement = connection.createStatement();
+                java.sql.ResultSet rs = statement.executeQuery("SELECT count(*) FROM pg_stat_activity"
+                        + " WHERE datname = current_database() AND wait_event_type = 'Lock'")) {
+            rs.next();
+            return rs.getLong(1) > 0;
+        }
     }
 
     private static String messages(Throwable e) {

@@ -544,4 +544,74 @@ abstract class StoreContractTest {
         assertThatThrownBy(() -> store.read(tx -> tx.insertSandbox(StoreRecords.sandbox("a"))))
                 .isInstanceOf(IllegalStateException.class);
     }
+
+    // Replica leases: one holder per key, epochs that grow at every take-over and fence the holders before.
+
+    Optional<ReplicaLease> take(String key, String owner, Duration ttl) {
+        return store.write(tx -> tx.takeLease(key, owner, ttl));
+    }
+
+    boolean holds(ReplicaLease lease) {
+        return holds(store, lease);
+    }
+
+    static boolean holds(Store store, ReplicaLease lease) {
+        return store.write(tx -> tx.holdsLease(lease));
+    }
+
+    static boolean renew(Store store, ReplicaLease lease, Duration ttl) {
+        return store.write(tx -> tx.renewLease(lease, ttl));
+    }
+
+    @Test
+    @DisplayName("a lease is held by one owner until it expires; the next owner takes it at the next epoch")
+    void leaseTakeOver() {
+        ReplicaLease first = take("leader", "a", Duration.ofMillis(50)).orElseThrow();
+        assertThat(first.epoch()).isEqualTo(1);
+
+        assertThat(take("leader", "b", Duration.ofHours(1))).isEmpty().as("held, not expired");
+        ReplicaLease second = org.awaitility.Awaitility.await()
+                .until(() -> take("leader", "b", Duration.ofHours(1)), Optional::isPresent)
+                .orElseThrow();
+
+        assertThat(second.epoch()).isEqualTo(2);
+        assertThat(holds(first)).isFalse();
+        assertThat(holds(second)).isTrue();
+        assertThat(renew(store, first, Duration.ofHours(1))).isFalse();
+        assertThat(take("leader", "a", Duration.ofHours(1))).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a renewal keeps the epoch, and a lease nobody took over is still its holder's after it expired")
+    void leaseRenewal() {
+        ReplicaLease lease = take("sandbox/sb-1", "a", Duration.ofHours(1)).orElseThrow();
+
+        assertThat(renew(store, lease, Duration.ZERO))
+                .as("renewed to expire now")
+                .isTrue();
+        assertThat(holds(lease)).as("expired, not taken over").isTrue();
+        assertThat(renew(store, lease, Duration.ofHours(1))).isTrue();
+
+        assertThat(holds(lease)).isTrue();
+        assertThat(take("sandbox/sb-1", "b", Duration.ofHours(1))).isEmpty();
+    }
+
+    @Test
+    @DisplayName("a released lease is free at once, at the next epoch, and its releaser no longer holds it")
+    void leaseRelease() {
+        ReplicaLease lease = take("sandbox/sb-1", "a", Duration.ofHours(1)).orElseThrow();
+        store.write(tx -> {
+            tx.releaseLease(lease);
+            return null;
+        });
+
+        ReplicaLease next = take("sandbox/sb-1", "a", Duration.ofHours(1)).orElseThrow();
+
+        assertThat(next.epoch()).isEqualTo(lease.epoch() + 1);
+        assertThat(holds(lease)).isFalse();
+        assertThat(holds(next)).isTrue();
+        assertThat(take("sandbox/sb-2", "a", Duration.ofHours(1)).orElseThrow().epoch())
+                .as("each key has its own epochs")
+                .isEqualTo(1);
+    }
 }
