@@ -62,7 +62,7 @@ final class Expiry implements AutoCloseable {
 
     private final Store store;
     private final Lifecycle lifecycle;
-    private final Lifecycle.SandboxLocks locks;
+    private final RequestLedger.SandboxLocks locks;
     private final ExecutionTokens tokens;
     private final WatchHub hub;
     private final Clock clock;
@@ -83,7 +83,7 @@ final class Expiry implements AutoCloseable {
     Expiry(
             Store store,
             Lifecycle lifecycle,
-            Lifecycle.SandboxLocks locks,
+            RequestLedger.SandboxLocks locks,
             ExecutionTokens tokens,
             WatchHub hub,
             Clock clock,
@@ -265,7 +265,7 @@ final class Expiry implements AutoCloseable {
      */
     private void disarm(String id, long generation, Optional<String> deadline) {
         SandboxRecord written;
-        try (Lifecycle.SandboxLocks.Held held = locks.acquire(id, actionWait)) {
+        try (RequestLedger.SandboxLocks.Held held = locks.acquire(id, actionWait)) {
             Instant now = Transitions.now(clock);
             written = store.write(tx -> {
                 Optional<SandboxRecord> row = tx.sandbox(id);

@@ -24,7 +24,7 @@ final class Leases {
     private static final Logger log = LoggerFactory.getLogger(Leases.class);
 
     private final RequestLedger ledger;
-    private final Lifecycle.SandboxLocks locks;
+    private final RequestLedger.SandboxLocks locks;
     private final Transitions transitions;
     private final ExecutionTokens tokens;
     private final WatchHub hub;
@@ -32,7 +32,7 @@ final class Leases {
 
     Leases(
             RequestLedger ledger,
-            Lifecycle.SandboxLocks locks,
+            RequestLedger.SandboxLocks locks,
             Transitions transitions,
             ExecutionTokens tokens,
             WatchHub hub,
@@ -49,7 +49,7 @@ final class Leases {
         return ledger.admit(ApiMethod.RENEW_SANDBOX_LEASE, c.meta(), c.target(), deadline, adm -> {
             ExecutionTokens.Claim claim = tokens.verify("execution_token", c.executionToken());
             SandboxRecord resolved = adm.resolved(c.target());
-            try (Lifecycle.SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+            try (RequestLedger.SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 Instant now = Transitions.now(clock);
                 SandboxRecord renewed =
                         transitions.writeSettled(c.target(), resolved.id(), adm.deadline(), (tx, row) -> {

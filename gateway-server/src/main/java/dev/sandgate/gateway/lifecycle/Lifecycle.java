@@ -30,10 +30,8 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.ReentrantLock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * The gateway's lifecycle: one method per operation, each reading top-down. Every mutating operation follows the same
  * shape: validate (nothing written on bad input); {@linkplain RequestLedger admit} the request (an earlier request
  * with its request_id is replayed); verify the execution token and {@linkplain Targets resolve} the target once; take
- * the sandbox's {@linkplain SandboxLocks lock} within the caller's deadline; then, in ONE store transaction that first
+ * the sandbox's {@linkplain RequestLedger.SandboxLocks lock} within the caller's deadline; then, in ONE store transaction that first
  * finishes any pending transition ({@link Transitions#writeSettled}), re-read the sandbox by id, check the target and
  * the precondition and record the intent with the request record. Only then is the driver called ({@link
  * Transitions#drive}, through {@link DriverCalls}, bounded by the driver timeout); its result is committed with the
@@ -62,7 +60,7 @@ public final class Lifecycle implements AutoCloseable {
     private final WatchHub hub = new WatchHub();
     private final FaultInjector faults;
     private final Clock clock;
-    private final SandboxLocks locks;
+    private final RequestLedger.SandboxLocks locks;
     private final Targets targets;
     private final PolicyRules rules;
     private final DriverCalls calls;
@@ -102,7 +100,7 @@ public final class Lifecycle implements AutoCloseable {
         requireNonNull(coordination, "coordination is null");
         this.store = coordination.fence(requireNonNull(store, "store is null"));
         store = this.store;
-        this.locks = new SandboxLocks(coordination);
+        this.locks = new RequestLedger.SandboxLocks(coordination);
         requireNonNull(driver, "driver is null");
         this.driverName = requireNonNull(driverName, "driverName is null");
         this.capabilities = requireNonNull(driver.capabilities(), "driver capabilities are null");
@@ -255,7 +253,7 @@ public final class Lifecycle implements AutoCloseable {
             LaunchPolicy launchPolicy = c.policy().toLaunchPolicy(1);
             rules.validate(c.spec().toSpi(c.labels()), new LaunchInput(1, launchPolicy));
             String id = Identifiers.newSandboxId();
-            try (SandboxLocks.Held held = locks.acquire(id, adm.remaining())) {
+            try (RequestLedger.SandboxLocks.Held held = locks.acquire(id, adm.remaining())) {
                 SandboxRecord intent = recordCreate(c, id, adm, now());
                 adm.committed(id, 1);
                 publish(SandboxChange.Type.ADDED, intent);
@@ -271,7 +269,7 @@ public final class Lifecycle implements AutoCloseable {
         return ledger.admit(ApiMethod.STOP_SANDBOX, c.meta(), c.target(), deadline, adm -> {
             Optional<ExecutionTokens.Claim> claim = targets.verifyToken(c.precondition());
             SandboxRecord resolved = adm.resolved(c.target());
-            try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+            try (RequestLedger.SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 Decision decision = recordStop(c, resolved.id(), claim, adm, now());
                 adm.committed(decision.row().id(), decision.row().generation());
                 if (decision instanceof Decision.Done(SandboxRecord row)) {
@@ -288,7 +286,7 @@ public final class Lifecycle implements AutoCloseable {
     public MutationReply start(Commands.Start c, CallDeadline deadline) {
         return ledger.admit(ApiMethod.START_SANDBOX, c.meta(), c.target(), deadline, adm -> {
             SandboxRecord resolved = adm.resolved(c.target());
-            try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+            try (RequestLedger.SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 Transitions.StartPlan plan = transitions.planStart(resolved.id(), c.target(), adm.deadline());
                 Optional<LaunchInput> launch = plan.policy().map(policy -> rules.launchOnStart(plan.row(), policy));
                 Decision decision = recordStart(c, plan, resolved.id(), adm, now());
@@ -310,7 +308,7 @@ public final class Lifecycle implements AutoCloseable {
             Optional<ExecutionTokens.Claim> claim = targets.verifyToken(c.precondition());
             try {
                 SandboxRecord resolved = adm.resolved(c.target());
-                try (SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+                try (RequestLedger.SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                     SandboxRecord intent = recordDelete(c, resolved.id(), claim, adm, now());
                     adm.committed(intent.id(), intent.generation());
                     publish(SandboxChange.Type.MODIFIED, intent);
@@ -548,88 +546,5 @@ public final class Lifecycle implements AutoCloseable {
         ledger.close();
         reconciler.close();
         calls.close();
-    }
-
-    /**
-     * One fair lock per sandbox id: lifecycle operations on one sandbox run one at a time, in arrival order; operations
-     * on different sandboxes run concurrently. Entries are removed when nobody holds or waits for them.
-     *
-     * <p>Not Guava's {@code Striped}: it maps ids onto a fixed set of stripes, so two sandboxes sharing a stripe would
-     * share a lock, and a driver call that holds one sandbox's lock until the driver timeout would make an unrelated
-     * sandbox SANDBOX_BUSY. Exactly one lock per id, removed when unused, keeps operations on different sandboxes
-     * independent and the table as small as the operations in progress.
-     */
-    static final class SandboxLocks {
-        private final ConcurrentHashMap<String, Entry> locks = new ConcurrentHashMap<>();
-        /** With other replicas, the sandbox's lease is taken with its lock and released with it. */
-        private final ReplicaCoordination coordination;
-
-        SandboxLocks(ReplicaCoordination coordination) {
-            this.coordination = requireNonNull(coordination, "coordination is null");
-        }
-
-        private static final class Entry {
-            final ReentrantLock lock = new ReentrantLock(true);
-            int users;
-        }
-
-        /** A held lock; closing it releases the lock. */
-        interface Held extends AutoCloseable {
-            @Override
-            void close();
-        }
-
-        /** Waits up to {@code maxWait} for the sandbox's lock; SANDBOX_BUSY if it is not free in time. */
-        Held acquire(String sandboxId, Duration maxWait) {
-            Entry entry = locks.compute(sandboxId, (id, existing) -> {
-                Entry e = existing == null ? new Entry() : existing;
-                e.users++;
-                return e;
-            });
-            boolean acquired = false;
-            try {
-                acquired = entry.lock.tryLock(Math.max(0, maxWait.toNanos()), TimeUnit.NANOSECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            } finally {
-                if (!acquired) {
-                    release(sandboxId, entry, false);
-                }
-            }
-            if (!acquired) {
-                throw new GatewayException(
-                        ErrorReason.SANDBOX_BUSY,
-                        "sandbox " + sandboxId
-                                + " is busy with another operation that did not finish within the deadline");
-            }
-            try {
-                coordination.acquire(sandboxId, maxWait);
-            } catch (RuntimeException e) {
-                release(sandboxId, entry, true);
-                throw e;
-            }
-            return () -> {
-                try {
-                    coordination.release(sandboxId);
-                } finally {
-                    release(sandboxId, entry, true);
-                }
-            };
-        }
-
-        private void release(String sandboxId, Entry entry, boolean unlock) {
-            if (unlock) {
-                entry.lock.unlock();
-            }
-            locks.computeIfPresent(sandboxId, (id, e) -> {
-                e.users--;
-                return e.users == 0 ? null : e;
-            });
-        }
-
-        /** How many sandboxes have a lock entry now (for tests: entries do not leak). */
-        int size() {
-            return locks.size();
-        }
     }
 }

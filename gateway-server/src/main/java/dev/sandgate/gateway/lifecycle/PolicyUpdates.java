@@ -27,7 +27,7 @@ final class PolicyUpdates {
 
     private final Store store;
     private final RequestLedger ledger;
-    private final Lifecycle.SandboxLocks locks;
+    private final RequestLedger.SandboxLocks locks;
     private final Transitions transitions;
     private final PolicyRules rules;
     private final WatchHub hub;
@@ -36,7 +36,7 @@ final class PolicyUpdates {
     PolicyUpdates(
             Store store,
             RequestLedger ledger,
-            Lifecycle.SandboxLocks locks,
+            RequestLedger.SandboxLocks locks,
             Transitions transitions,
             PolicyRules rules,
             WatchHub hub,
@@ -53,7 +53,7 @@ final class PolicyUpdates {
     MutationReply update(Commands.UpdatePolicy c, CallDeadline deadline) {
         return ledger.admit(ApiMethod.UPDATE_SANDBOX_POLICY, c.meta(), c.target(), deadline, adm -> {
             SandboxRecord resolved = adm.resolved(c.target());
-            try (Lifecycle.SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
+            try (RequestLedger.SandboxLocks.Held held = locks.acquire(resolved.id(), adm.remaining())) {
                 transitions.completePending(resolved.id(), c.target(), adm.deadline());
                 Instant now = Transitions.now(clock);
                 Decision decision = store.write(tx -> {

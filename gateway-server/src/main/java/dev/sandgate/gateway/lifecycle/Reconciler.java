@@ -53,7 +53,7 @@ final class Reconciler implements AutoCloseable {
 
     private final Store store;
     private final ComputeDriver driver;
-    private final Lifecycle.SandboxLocks locks;
+    private final RequestLedger.SandboxLocks locks;
     private final Transitions transitions;
     private final RequestLedger ledger;
     private final WatchHub hub;
@@ -69,7 +69,7 @@ final class Reconciler implements AutoCloseable {
     Reconciler(
             Store store,
             ComputeDriver driver,
-            Lifecycle.SandboxLocks locks,
+            RequestLedger.SandboxLocks locks,
             Transitions transitions,
             RequestLedger ledger,
             WatchHub hub,
@@ -117,7 +117,7 @@ final class Reconciler implements AutoCloseable {
                     row.generation(),
                     transition.operationId());
             observer.get().recovery();
-            try (Lifecycle.SandboxLocks.Held held = locks.acquire(row.id(), settings.defaultWait())) {
+            try (RequestLedger.SandboxLocks.Held held = locks.acquire(row.id(), settings.defaultWait())) {
                 // Finishing a delete removes the sandbox: that is its completion, not a failure to look it up after.
                 store.sandbox(row.id())
                         .filter(r -> r.pending().isPresent())
@@ -141,7 +141,7 @@ final class Reconciler implements AutoCloseable {
         long delayMillis = Math.min(settings.maxRetryBackoff().toMillis(), 500L << Math.min(attempt, 16));
         var unused = scheduler.schedule(
                 () -> {
-                    try (Lifecycle.SandboxLocks.Held held = locks.acquire(sandboxId, settings.defaultWait())) {
+                    try (RequestLedger.SandboxLocks.Held held = locks.acquire(sandboxId, settings.defaultWait())) {
                         transitions.completePending(sandboxId, Commands.Target.byId(sandboxId), background());
                         retryAttempts.remove(sandboxId);
                     } catch (GatewayException e) {

@@ -27,7 +27,7 @@ import org.slf4j.LoggerFactory;
  * database's clock, renewed every third of their time to live.
  *
  * <ul>
- *   <li>A <b>sandbox lease</b>, taken with the sandbox's lock ({@link Lifecycle.SandboxLocks}) and held until it is
+ *   <li>A <b>sandbox lease</b>, taken with the sandbox's lock ({@link RequestLedger.SandboxLocks}) and held until it is
  *       released, across the driver call: one replica at a time changes a sandbox. Every sandbox write of its holder
  *       checks, in its own transaction, that the lease was not taken over ({@link FencedStore}); a replica that
  *       stalled past the time to live commits nothing with its old epoch. A replica that dies leaves its lease to

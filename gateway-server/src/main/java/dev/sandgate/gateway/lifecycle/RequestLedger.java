@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
 /**
@@ -44,13 +45,13 @@ final class RequestLedger {
 
     private final Store store;
     private final Targets targets;
-    private final Lifecycle.SandboxLocks locks;
+    private final SandboxLocks locks;
     private final Transitions transitions;
     private final Clock clock;
     private final ConcurrentHashMap<String, InFlight> inFlight = new ConcurrentHashMap<>();
     private volatile boolean closed;
 
-    RequestLedger(Store store, Targets targets, Lifecycle.SandboxLocks locks, Transitions transitions, Clock clock) {
+    RequestLedger(Store store, Targets targets, SandboxLocks locks, Transitions transitions, Clock clock) {
         this.store = requireNonNull(store, "store is null");
         this.targets = requireNonNull(targets, "targets is null");
         this.locks = requireNonNull(locks, "locks is null");
@@ -357,7 +358,7 @@ final class RequestLedger {
         if (record.result().isEmpty()) {
             // Its transition is pending (a timed-out driver call, or recovery has not reached it): finish it now.
             String sandboxId = record.sandboxId().orElseThrow();
-            try (Lifecycle.SandboxLocks.Held held = locks.acquire(sandboxId, admission.remaining())) {
+            try (SandboxLocks.Held held = locks.acquire(sandboxId, admission.remaining())) {
                 transitions.completePending(sandboxId, Commands.Target.byId(sandboxId), admission.deadline());
             } catch (GatewayException e) {
                 if (e.reason() != ErrorReason.SANDBOX_NOT_FOUND) {
@@ -444,5 +445,88 @@ final class RequestLedger {
     /** Refuses new requests from now on (GATEWAY_SHUTTING_DOWN). */
     void close() {
         closed = true;
+    }
+
+    /**
+     * One fair lock per sandbox id: lifecycle operations on one sandbox run one at a time, in arrival order; operations
+     * on different sandboxes run concurrently. Entries are removed when nobody holds or waits for them.
+     *
+     * <p>Not Guava's {@code Striped}: it maps ids onto a fixed set of stripes, so two sandboxes sharing a stripe would
+     * share a lock, and a driver call that holds one sandbox's lock until the driver timeout would make an unrelated
+     * sandbox SANDBOX_BUSY. Exactly one lock per id, removed when unused, keeps operations on different sandboxes
+     * independent and the table as small as the operations in progress.
+     */
+    static final class SandboxLocks {
+        private final ConcurrentHashMap<String, Entry> locks = new ConcurrentHashMap<>();
+        /** With other replicas, the sandbox's lease is taken with its lock and released with it. */
+        private final ReplicaCoordination coordination;
+
+        SandboxLocks(ReplicaCoordination coordination) {
+            this.coordination = requireNonNull(coordination, "coordination is null");
+        }
+
+        private static final class Entry {
+            final ReentrantLock lock = new ReentrantLock(true);
+            int users;
+        }
+
+        /** A held lock; closing it releases the lock. */
+        interface Held extends AutoCloseable {
+            @Override
+            void close();
+        }
+
+        /** Waits up to {@code maxWait} for the sandbox's lock; SANDBOX_BUSY if it is not free in time. */
+        Held acquire(String sandboxId, Duration maxWait) {
+            Entry entry = locks.compute(sandboxId, (id, existing) -> {
+                Entry e = existing == null ? new Entry() : existing;
+                e.users++;
+                return e;
+            });
+            boolean acquired = false;
+            try {
+                acquired = entry.lock.tryLock(Math.max(0, maxWait.toNanos()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                if (!acquired) {
+                    release(sandboxId, entry, false);
+                }
+            }
+            if (!acquired) {
+                throw new GatewayException(
+                        ErrorReason.SANDBOX_BUSY,
+                        "sandbox " + sandboxId
+                                + " is busy with another operation that did not finish within the deadline");
+            }
+            try {
+                coordination.acquire(sandboxId, maxWait);
+            } catch (RuntimeException e) {
+                release(sandboxId, entry, true);
+                throw e;
+            }
+            return () -> {
+                try {
+                    coordination.release(sandboxId);
+                } finally {
+                    release(sandboxId, entry, true);
+                }
+            };
+        }
+
+        private void release(String sandboxId, Entry entry, boolean unlock) {
+            if (unlock) {
+                entry.lock.unlock();
+            }
+            locks.computeIfPresent(sandboxId, (id, e) -> {
+                e.users--;
+                return e.users == 0 ? null : e;
+            });
+        }
+
+        /** How many sandboxes have a lock entry now (for tests: entries do not leak). */
+        int size() {
+            return locks.size();
+        }
     }
 }
