@@ -5,9 +5,7 @@ import static java.util.Objects.requireNonNull;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.CreateContainerCmd;
 import com.github.dockerjava.api.command.CreateVolumeResponse;
-import com.github.dockerjava.api.command.InspectExecResponse;
 import com.github.dockerjava.api.command.InspectVolumeResponse;
-import com.github.dockerjava.api.exception.BadRequestException;
 import com.github.dockerjava.api.exception.ConflictException;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.exception.NotModifiedException;
@@ -17,13 +15,11 @@ import com.github.dockerjava.api.model.Info;
 import dev.sandgate.driver.toolkit.Backoff;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
-import dev.sandgate.spi.ExecCommand;
 import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.LaunchInput;
 import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
-import dev.sandgate.spi.TerminalSize;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -199,6 +195,23 @@ final class ContainerBackend implements AutoCloseable {
             return listed;
         }
         return inspect(container.id()).map(ContainerView::observation);
+    }
+
+    /**
+     * The observation of {@code container}; empty (and logged) if it is gone or its stamps are malformed.
+     *
+     * @param inspect whether to inspect it even when the list says it runs
+     */
+    Optional<SandboxObservation> observeQuietly(ListedContainer container, boolean inspect) {
+        try {
+            return inspect ? inspect(container.id()).map(ContainerView::observation) : observe(container);
+        } catch (DriverException e) {
+            if (e.code() != DriverErrorCode.INTERNAL) {
+                throw e;
+            }
+            log.warn("Ignoring container {}: {}", container.id(), e.getMessage());
+            return Optional.empty();
+        }
     }
 
     /** The container with this ID as the engine reports it now; empty if it no longer exists. */
@@ -512,73 +525,6 @@ final class ContainerBackend implements AutoCloseable {
         } catch (DriverException e) {
             log.warn("Could not remove container {} again: {}", containerId, e.getMessage());
         }
-    }
-
-    /**
-     * Whether a container's execution runs, and since when, as the engine reports it now.
-     *
-     * @param running the engine's status is {@code running} (a paused container takes no exec)
-     * @param startedAt the engine's {@code StartedAt} of the container's current run
-     */
-    record RunState(boolean running, String startedAt) {}
-
-    /** The run state of the container with this ID; empty if it no longer exists. */
-    Optional<RunState> runState(String containerId) {
-        try {
-            var state = client.inspectContainerCmd(containerId).exec().getState();
-            return Optional.of(new RunState(
-                    state != null && "running".equals(state.getStatus()),
-                    state == null || state.getStartedAt() == null ? "" : state.getStartedAt()));
-        } catch (NotFoundException e) {
-            return Optional.empty();
-        } catch (RuntimeException e) {
-            throw EngineErrors.map(e, "inspecting container " + containerId);
-        }
-    }
-
-    /**
-     * Creates (does not start) an exec instance of {@code command} in the container with this ID, with output attached.
-     *
-     * @param environment the command's environment as {@code NAME=value} entries
-     * @return the exec instance's ID
-     * @throws DriverException NOT_FOUND if the container is gone, FAILED_PRECONDITION if it does not run (the
-     *     engine's conflict), INVALID_ARGUMENT naming {@code command} if the engine refuses the command
-     */
-    String createExec(String containerId, ExecCommand command, List<String> environment) {
-        try {
-            var create = client.execCreateCmd(containerId)
-                    .withCmd(command.command().toArray(String[]::new))
-                    .withEnv(environment)
-                    .withTty(command.tty())
-                    .withAttachStdin(command.stdin())
-                    .withAttachStdout(true)
-                    .withAttachStderr(true);
-            command.workingDirectory().ifPresent(create::withWorkingDir);
-            return create.exec().getId();
-        } catch (ConflictException e) {
-            throw new DriverException(
-                    DriverErrorCode.FAILED_PRECONDITION,
-                    "container " + containerId + " does not run: " + EngineErrors.reason(e),
-                    e);
-        } catch (BadRequestException e) {
-            throw DriverException.invalidArgument("command", "the engine refused it: " + EngineErrors.reason(e));
-        } catch (RuntimeException e) {
-            throw EngineErrors.map(e, "creating an exec in container " + containerId);
-        }
-    }
-
-    /** The exec instance with this ID as the engine reports it now. */
-    InspectExecResponse inspectExec(String execId) {
-        return call(
-                "inspecting exec " + execId, () -> client.inspectExecCmd(execId).exec());
-    }
-
-    /** Resizes the terminal of the exec instance with this ID. */
-    void resizeExec(String execId, TerminalSize size) {
-        call("resizing exec " + execId, () -> {
-            client.resizeExecCmd(execId).withSize(size.rows(), size.columns()).exec();
-            return null;
-        });
     }
 
     /** The engine's system information; UNAVAILABLE naming the host when the engine does not answer. */

@@ -107,16 +107,16 @@ public final class ContainerDriver implements ComputeDriver {
     private final Set<ContainerWatch> watches = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final DriverCapabilities capabilities;
-    private final DockerClient streamingClient;
+    private final ContainerExecutions executions;
 
     private ContainerDriver(
             ContainerBackend backend,
-            DockerClient streamingClient,
+            ContainerExecutions executions,
             DriverCapabilities capabilities,
             Duration lockTimeout,
             DriverContext context) {
         this.backend = backend;
-        this.streamingClient = streamingClient;
+        this.executions = executions;
         this.capabilities = capabilities;
         this.lockTimeout = lockTimeout;
         this.context = context;
@@ -152,8 +152,9 @@ public final class ContainerDriver implements ComputeDriver {
                     settings.stopGracePeriod().plus(settings.requestTimeout().multipliedBy(3));
             // Exec streams standard input over a connection of its own (EngineAttach), which speaks no TLS.
             DriverCapabilities withStreams = capabilities.withExecAndLogs(EngineAttach.supports(settings), true);
-            return new ContainerDriver(
-                    backend, EngineClients.connect(settings, null), withStreams, lockTimeout, context);
+            var executions = new ContainerExecutions(
+                    backend, new EngineExecs(client, settings), EngineClients.connect(settings, null));
+            return new ContainerDriver(backend, executions, withStreams, lockTimeout, context);
         } catch (RuntimeException e) {
             backend.close();
             throw e;
@@ -269,29 +270,9 @@ public final class ContainerDriver implements ComputeDriver {
     public List<SandboxObservation> list() {
         List<SandboxObservation> observations = new ArrayList<>();
         for (SandboxContainers found : backend.findAll().values()) {
-            observeQuietly(backend, found.current(), false).ifPresent(observations::add);
+            backend.observeQuietly(found.current(), false).ifPresent(observations::add);
         }
         return observations;
-    }
-
-    /**
-     * The observation of {@code container}; empty (and logged) if it is gone or its stamps are malformed.
-     *
-     * @param inspect whether to inspect it even when the list says it runs
-     */
-    static Optional<SandboxObservation> observeQuietly(
-            ContainerBackend backend, ListedContainer container, boolean inspect) {
-        try {
-            return inspect
-                    ? backend.inspect(container.id()).map(ContainerView::observation)
-                    : backend.observe(container);
-        } catch (DriverException e) {
-            if (e.code() != DriverErrorCode.INTERNAL) {
-                throw e;
-            }
-            log.warn("Ignoring container {}: {}", container.id(), e.getMessage());
-            return Optional.empty();
-        }
     }
 
     @Override
@@ -502,18 +483,7 @@ public final class ContainerDriver implements ComputeDriver {
 
     // ---- exec and logs
 
-    /**
-     * Runs {@code command} in the container of execution {@code generation}, by that container's ID.
-     *
-     * <p>How an exec is pinned to its execution: a container is one execution. Every launch creates a new container
-     * (the generation stamp is one of its labels, fixed at creation) and removes the previous container before the
-     * new one starts, and the driver never starts a container that has run (the only start of an existing container
-     * finishes a create that never started it). So the container ID resolved for generation G only ever runs G: once
-     * G+1 is launched, G's container is stopped and gone, and an engine call on its ID fails instead of reaching G+1.
-     * The exec instance is created on that ID; before it is started, the container is inspected again and must still
-     * run with the {@code StartedAt} seen before the create, so an exec never starts in a run the gateway did not
-     * launch (a container stopped and started again behind the driver's back).
-     */
+    /** Runs {@code command} in the container of execution {@code generation} ({@link ContainerExecutions}). */
     @Override
     public ExecProcess exec(SandboxRef ref, long generation, ExecCommand command, ExecListener listener) {
         requireNonNull(ref, "ref is null");
@@ -526,99 +496,17 @@ public final class ContainerDriver implements ComputeDriver {
                     "exec needs a plain (non-TLS) connection to the "
                             + backend.dialect().engineName());
         }
-        String marker = ContainerExec.newMarker();
-        List<String> environment = ContainerExec.environment(command, marker);
-        String containerId = execution(ref, generation);
-        ContainerBackend.RunState before =
-                backend.runState(containerId).orElseThrow(() -> ended(ref, generation, containerId));
-        if (!before.running()) {
-            throw notRunning(ref, generation, containerId);
-        }
-        String execId;
-        try {
-            execId = backend.createExec(containerId, command, environment);
-        } catch (DriverException e) {
-            throw switch (e.code()) {
-                case NOT_FOUND -> ended(ref, generation, containerId);
-                case FAILED_PRECONDITION -> notRunning(ref, generation, containerId);
-                default -> e;
-            };
-        }
-        ContainerBackend.RunState after =
-                backend.runState(containerId).orElseThrow(() -> ended(ref, generation, containerId));
-        if (!after.running() || !after.startedAt().equals(before.startedAt())) {
-            throw notRunning(ref, generation, containerId);
-        }
-        try {
-            return ContainerExec.start(backend, containerId, execId, marker, command, listener);
-        } catch (DriverException e) {
-            throw switch (e.code()) {
-                case NOT_FOUND -> ended(ref, generation, containerId);
-                case FAILED_PRECONDITION -> notRunning(ref, generation, containerId);
-                default -> e;
-            };
-        }
+        return executions.exec(ref, generation, command, listener);
     }
 
-    /**
-     * Reads the output of the container of execution {@code generation}, by that container's ID. A container is one
-     * execution (see {@link #exec}), so its output is that execution's and no other's; the logs of an execution whose
-     * container a later launch replaced are gone with it, and asking for them is FAILED_PRECONDITION.
-     */
+    /** Reads the output of the container of execution {@code generation} ({@link ContainerExecutions}). */
     @Override
     public LogStream logs(SandboxRef ref, long generation, LogQuery query, LogListener listener) {
         requireNonNull(ref, "ref is null");
         requireNonNull(query, "query is null");
         requireNonNull(listener, "listener is null");
         requireOpen();
-        String containerId = execution(ref, generation);
-        try {
-            return ContainerLogs.start(
-                    streamingClient,
-                    containerId,
-                    query,
-                    listener,
-                    backend.settings().requestTimeout());
-        } catch (DriverException e) {
-            if (e.code() == DriverErrorCode.NOT_FOUND) {
-                throw ended(ref, generation, containerId);
-            }
-            throw e;
-        }
-    }
-
-    /**
-     * The ID of the container of execution {@code generation}: the sandbox's current container, which must carry that
-     * generation. NOT_FOUND, FAILED_PRECONDITION on an identity or generation mismatch.
-     */
-    private String execution(SandboxRef ref, long generation) {
-        ListedContainer current = resolve(ref).current();
-        if (current.generation() != generation) {
-            throw DriverException.generationMismatch(ref, generation, current.generation());
-        }
-        return current.id();
-    }
-
-    /**
-     * Why the container {@code containerId} of execution {@code generation} went away after it was resolved: the
-     * sandbox is gone (NOT_FOUND), another execution replaced it (FAILED_PRECONDITION, generation), or it was
-     * relaunched at the same generation (ABORTED: the caller may retry).
-     */
-    private DriverException ended(SandboxRef ref, long generation, String containerId) {
-        Optional<SandboxContainers> found = backend.find(ref.id());
-        if (found.isEmpty()) {
-            return DriverException.notFound(ref);
-        }
-        long actual = found.get().current().generation();
-        if (actual != generation) {
-            return DriverException.generationMismatch(ref, generation, actual);
-        }
-        return replaced(ref, containerId, "exec");
-    }
-
-    private static DriverException notRunning(SandboxRef ref, long generation, String containerId) {
-        log.debug("Container {} of sandbox {} does not run generation {}", containerId, ref, generation);
-        return DriverException.notRunning(ref, generation);
+        return executions.logs(ref, generation, query, listener);
     }
 
     private void requireOpen() {
@@ -633,12 +521,8 @@ public final class ContainerDriver implements ComputeDriver {
             for (ContainerWatch watch : List.copyOf(watches)) {
                 watch.close();
             }
+            executions.close();
             backend.close();
-            try {
-                streamingClient.close();
-            } catch (java.io.IOException e) {
-                log.debug("Closing the streaming client failed", e);
-            }
         }
     }
 

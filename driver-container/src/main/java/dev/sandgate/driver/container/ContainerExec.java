@@ -47,7 +47,7 @@ final class ContainerExec implements ExecProcess {
             + " if tr '\\0' '\\n' < \"$p/environ\" 2>/dev/null | grep -qxF \"" + MARKER_VARIABLE + "=$1\"; then"
             + " kill -9 \"${p#/proc/}\" 2>/dev/null; fi; done";
 
-    private final ContainerBackend backend;
+    private final EngineExecs engine;
     private final String containerId;
     private final String execId;
     private final String marker;
@@ -59,14 +59,14 @@ final class ContainerExec implements ExecProcess {
     private volatile boolean closed;
 
     private ContainerExec(
-            ContainerBackend backend,
+            EngineExecs engine,
             String containerId,
             String execId,
             String marker,
             ExecCommand command,
             ExecListener listener,
             EngineAttach attach) {
-        this.backend = backend;
+        this.engine = engine;
         this.containerId = containerId;
         this.execId = execId;
         this.marker = marker;
@@ -103,18 +103,18 @@ final class ContainerExec implements ExecProcess {
      * engine has attached it; the output then reaches {@code listener}.
      */
     static ContainerExec start(
-            ContainerBackend backend,
+            EngineExecs engine,
             String containerId,
             String execId,
             String marker,
             ExecCommand command,
             ExecListener listener) {
         EngineAttach attach = EngineAttach.post(
-                backend.settings(),
+                engine.settings(),
                 "/exec/" + execId + "/start",
                 "{\"Detach\":false,\"Tty\":" + command.tty() + "}",
-                backend.settings().requestTimeout());
-        var exec = new ContainerExec(backend, containerId, execId, marker, command, listener, attach);
+                engine.settings().requestTimeout());
+        var exec = new ContainerExec(engine, containerId, execId, marker, command, listener, attach);
         command.terminalSize().filter(size -> command.tty()).ifPresent(exec::resizeQuietly);
         Thread.ofPlatform()
                 .daemon()
@@ -161,7 +161,7 @@ final class ContainerExec implements ExecProcess {
 
     private void resizeQuietly(TerminalSize size) {
         try {
-            backend.resizeExec(execId, size);
+            engine.resizeExec(execId, size);
         } catch (DriverException e) {
             log.debug("Resizing the terminal of exec {} failed: {}", execId, e.getMessage());
         }
@@ -274,10 +274,10 @@ final class ContainerExec implements ExecProcess {
 
     /** The exit code once the engine reports the exec instance ended; empty if it does not within the request timeout. */
     private Optional<Long> awaitExitCode() {
-        Instant deadline = Instant.now().plus(backend.settings().requestTimeout());
+        Instant deadline = Instant.now().plus(engine.settings().requestTimeout());
         var backoff = new Backoff(Duration.ofMillis(5), Duration.ofMillis(200));
         while (true) {
-            InspectExecResponse inspected = backend.inspectExec(execId);
+            InspectExecResponse inspected = engine.inspectExec(execId);
             if (!Boolean.TRUE.equals(inspected.isRunning()) && inspected.getExitCodeLong() != null) {
                 return Optional.of(inspected.getExitCodeLong());
             }
@@ -291,7 +291,7 @@ final class ContainerExec implements ExecProcess {
     /** Kills every process in the container that carries this command's marker; failures are only logged. */
     private void kill() {
         try {
-            String killer = backend.createExec(
+            String killer = engine.createExec(
                     containerId,
                     new ExecCommand(
                             List.of("sh", "-c", KILL_SCRIPT, "sh", marker),
@@ -302,13 +302,13 @@ final class ContainerExec implements ExecProcess {
                             Optional.empty()),
                     List.of());
             try (EngineAttach killing = EngineAttach.post(
-                    backend.settings(),
+                    engine.settings(),
                     "/exec/" + killer + "/start",
                     "{\"Detach\":false,\"Tty\":false}",
-                    backend.settings().requestTimeout())) {
+                    engine.settings().requestTimeout())) {
                 // Wait for the killer to end (its stream ends), but never longer than a request may take.
                 CompletableFuture.delayedExecutor(
-                                backend.settings().requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
+                                engine.settings().requestTimeout().toMillis(), TimeUnit.MILLISECONDS)
                         .execute(killing::close);
                 killing.input().transferTo(java.io.OutputStream.nullOutputStream());
             }

@@ -203,7 +203,7 @@ final class ContainerWatch implements WatchSubscription {
         Map<String, SandboxContainers> all = backend.findAll();
         delivered.clear();
         for (SandboxContainers found : all.values()) {
-            Optional<SandboxObservation> observation = ContainerDriver.observeQuietly(backend, found.current(), true);
+            Optional<SandboxObservation> observation = backend.observeQuietly(found.current(), true);
             observation.ifPresent(value -> {
                 delivered.put(value.ref().id(), value);
                 deliver(new SandboxEvent.Snapshot(value));

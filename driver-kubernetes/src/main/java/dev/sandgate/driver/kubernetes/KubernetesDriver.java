@@ -32,22 +32,13 @@ import dev.sandgate.spi.StartResult;
 import dev.sandgate.spi.StaticPolicy;
 import dev.sandgate.spi.StopResult;
 import dev.sandgate.spi.WatchSubscription;
-import io.fabric8.kubernetes.api.model.DeleteOptions;
-import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
-import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
-import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
-import io.fabric8.kubernetes.api.model.Preconditions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.Watch;
-import io.fabric8.kubernetes.client.Watcher;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -116,7 +107,7 @@ final class KubernetesDriver implements ComputeDriver {
                 : null;
         this.capabilities = new DriverCapabilities(enforceableFields(settings), true, true).withExecAndLogs(true, true);
         this.api = new SandboxApi(client, settings, version, context.gatewayId(), sharedNamespace);
-        this.pods = new ExecutionPods(client, api, version);
+        this.pods = new ExecutionPods(client, api, version, settings.requestTimeout());
         this.namespaces = new WorkspaceNamespaces(client, settings);
         for (int i = 0; i < locks.length; i++) {
             locks[i] = new ReentrantLock();
@@ -429,13 +420,13 @@ final class KubernetesDriver implements ComputeDriver {
                 SandboxApi.requireGeneration(ref, sandbox, expectedGeneration);
                 if (SandboxObjects.beingDeleted(sandbox.object())) {
                     // someone else's delete is under way: this call deletes nothing, but answers once it is done
-                    awaitGone(ref, sandbox);
+                    api.awaitGone(ref, sandbox);
                     return new DeleteResult(false);
                 }
                 beforeMutation(ref, MutationHook.Operation.DELETE, sandbox.uid());
-                int code = deleteWithPreconditions(sandbox);
+                int code = api.deleteWithPreconditions(sandbox);
                 if (code == 200 || code == 202) {
-                    awaitGone(ref, sandbox);
+                    api.awaitGone(ref, sandbox);
                     log.info(
                             "Deleted sandbox {} (Sandbox {}/{}, uid {})",
                             ref,
@@ -454,51 +445,6 @@ final class KubernetesDriver implements ComputeDriver {
             }
             throw keptChanging(ref);
         });
-    }
-
-    /**
-     * DELETE with preconditions on the UID and resourceVersion that were read, and foreground propagation so that
-     * the Sandbox disappears only after its pod, volume claim and Secret. fabric8's delete DSL sets only the
-     * resourceVersion precondition, so the request is sent raw. Returns the HTTP status: 200 or 202 deleted, 409 a
-     * precondition failed, 404 already gone.
-     */
-    private int deleteWithPreconditions(SandboxApi.Located sandbox) {
-        DeleteOptions options = new DeleteOptions();
-        options.setApiVersion("v1");
-        options.setKind("DeleteOptions");
-        options.setPreconditions(
-                new Preconditions(sandbox.object().getMetadata().getResourceVersion(), sandbox.uid()));
-        options.setPropagationPolicy(DeletionPropagation.FOREGROUND.toString());
-        String path = "/apis/" + version.apiVersion() + "/namespaces/" + sandbox.namespace() + "/"
-                + SandboxApiVersion.PLURAL + "/" + sandbox.name();
-        try {
-            String body = client.raw(path, "DELETE", options);
-            return body == null ? KubernetesErrors.NOT_FOUND : 200;
-        } catch (KubernetesClientException e) {
-            if (e.getCode() == KubernetesErrors.CONFLICT || e.getCode() == KubernetesErrors.NOT_FOUND) {
-                return e.getCode();
-            }
-            throw KubernetesErrors.translate("delete Sandbox " + sandbox.namespace() + "/" + sandbox.name(), e);
-        }
-    }
-
-    private void awaitGone(SandboxRef ref, SandboxApi.Located sandbox) {
-        Duration timeout = settings.operationTimeout();
-        long deadline = System.nanoTime() + timeout.toNanos();
-        var backoff = SandboxApi.backoff();
-        while (true) {
-            GenericKubernetesResource current = api.readByName(sandbox);
-            if (current == null || !sandbox.uid().equals(SandboxObjects.uid(current))) {
-                return;
-            }
-            if (System.nanoTime() > deadline) {
-                throw new DriverException(
-                        DriverErrorCode.DEADLINE_EXCEEDED,
-                        "sandbox " + ref.id() + " was not gone within " + timeout
-                                + " (is the Agent Sandbox controller running and the garbage collector healthy?)");
-            }
-            backoff.pause("the controller");
-        }
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -522,25 +468,7 @@ final class KubernetesDriver implements ComputeDriver {
             throw DriverException.invalidArgument(
                     "working_directory", "the Kubernetes exec API has no working directory; use sh -c 'cd DIR; ...'");
         }
-        return locked(ref, () -> {
-            ExecutionPods.PinnedPod pod = pods.pin(ref, generation, true);
-            PodExec exec = PodExec.open(client, pod, command, listener, settings.requestTimeout());
-            try {
-                pods.requireSamePod(pod);
-            } catch (RuntimeException e) {
-                exec.abandon();
-                throw e;
-            }
-            exec.admit();
-            log.debug(
-                    "Exec in sandbox {} at generation {} (pod {}/{}, uid {})",
-                    ref,
-                    generation,
-                    pod.namespace(),
-                    pod.name(),
-                    pod.uid());
-            return exec;
-        });
+        return locked(ref, () -> pods.exec(ref, generation, command, listener));
     }
 
     /**
@@ -554,19 +482,7 @@ final class KubernetesDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(query, "query is null");
         requireNonNull(listener, "listener is null");
-        return locked(ref, () -> {
-            ExecutionPods.PinnedPod pod = pods.pin(ref, generation, false);
-            PodLogs read =
-                    PodLogs.open(client, pod, query, listener, settings.requestTimeout(), () -> pods.stillRuns(pod));
-            try {
-                pods.requireSamePod(pod);
-            } catch (RuntimeException e) {
-                read.abandon();
-                throw e;
-            }
-            read.admit();
-            return read;
-        });
+        return locked(ref, () -> pods.logs(ref, generation, query, listener));
     }
 
     // ---------------------------------------------------------------------------------------------------------------
@@ -576,35 +492,8 @@ final class KubernetesDriver implements ComputeDriver {
     public WatchSubscription watch(SandboxWatcher watcher) {
         requireNonNull(watcher, "watcher is null");
         requireOpen();
-        SandboxWatchLoop loop = new SandboxWatchLoop(
-                new SandboxWatchLoop.Source() {
-                    @Override
-                    public SandboxWatchLoop.Listing list() {
-                        GenericKubernetesResourceList list =
-                                api.scoped().withLabels(api.ownSelector()).list();
-                        // no resourceVersion (never from an API server): watch from "any", i.e. now
-                        String resourceVersion = list.getMetadata() == null
-                                ? null
-                                : list.getMetadata().getResourceVersion();
-                        return new SandboxWatchLoop.Listing(
-                                list.getItems(), Objects.requireNonNullElse(resourceVersion, ""));
-                    }
-
-                    @Override
-                    public Watch watch(String resourceVersion, Watcher<GenericKubernetesResource> forwarder) {
-                        return api.scoped()
-                                .withLabels(api.ownSelector())
-                                .watch(
-                                        new ListOptionsBuilder()
-                                                .withResourceVersion(resourceVersion)
-                                                .withAllowWatchBookmarks(true)
-                                                .build(),
-                                        forwarder);
-                    }
-                },
-                api::observation,
-                watcher,
-                settings.operationTimeout());
+        SandboxWatchLoop loop =
+                new SandboxWatchLoop(api.watchSource(), api::observation, watcher, settings.operationTimeout());
         loop.start();
         watches.add(loop);
         return () -> {

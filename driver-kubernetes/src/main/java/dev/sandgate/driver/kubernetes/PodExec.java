@@ -44,7 +44,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * One message is read at a time (the next only after the listener took the previous one), so a slow listener slows
  * the command down.
  */
-final class PodExec implements ExecProcess, WebSocket.Listener {
+final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.HeldStream {
     static final String PROTOCOL = "v5.channel.k8s.io";
     private static final byte STDIN = 0;
     private static final byte STDOUT = 1;
@@ -171,12 +171,14 @@ final class PodExec implements ExecProcess, WebSocket.Listener {
     }
 
     /** Lets the output through: the stream is known to have reached the pinned pod. */
-    void admit() {
+    @Override
+    public void admit() {
         admitted.countDown();
     }
 
     /** Closes the stream without a single callback: the exec is refused after all. */
-    void abandon() {
+    @Override
+    public void abandon() {
         abandoned = true;
         ended.set(true);
         admitted.countDown();

@@ -35,7 +35,7 @@ import java.util.function.BooleanSupplier;
  * <p>The response is opened first; its body is read (on a virtual thread) only after {@link #admit()}, once the
  * driver confirmed that the read reached the pinned pod.
  */
-final class PodLogs implements LogStream {
+final class PodLogs implements LogStream, ExecutionPods.HeldStream {
     private static final int CHUNK = 8192;
 
     private final LogListener listener;
@@ -130,12 +130,14 @@ final class PodLogs implements LogStream {
     }
 
     /** Starts delivering the output: the read is known to have reached the pinned pod. */
-    void admit() {
+    @Override
+    public void admit() {
         Thread.ofVirtual().name("kubernetes-log-read").start(this::pump);
     }
 
     /** Closes the response without a single callback: the read is refused after all. */
-    void abandon() {
+    @Override
+    public void abandon() {
         ended.set(true);
         closeBody();
     }

@@ -11,10 +11,16 @@ import dev.sandgate.spi.Labels;
 import dev.sandgate.spi.Mismatch;
 import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxRef;
+import io.fabric8.kubernetes.api.model.DeleteOptions;
+import io.fabric8.kubernetes.api.model.DeletionPropagation;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceList;
+import io.fabric8.kubernetes.api.model.ListOptionsBuilder;
+import io.fabric8.kubernetes.api.model.Preconditions;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.Watch;
+import io.fabric8.kubernetes.client.Watcher;
 import io.fabric8.kubernetes.client.dsl.FilterWatchListDeletable;
 import io.fabric8.kubernetes.client.dsl.MixedOperation;
 import io.fabric8.kubernetes.client.dsl.Resource;
@@ -23,6 +29,7 @@ import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.function.Predicate;
@@ -244,6 +251,78 @@ final class SandboxApi {
             current = now;
         }
         return current;
+    }
+
+    /**
+     * DELETE with preconditions on the UID and resourceVersion that were read, and foreground propagation so that
+     * the Sandbox disappears only after its pod, volume claim and Secret. fabric8's delete DSL sets only the
+     * resourceVersion precondition, so the request is sent raw. Returns the HTTP status: 200 or 202 deleted, 409 a
+     * precondition failed, 404 already gone.
+     */
+    int deleteWithPreconditions(Located sandbox) {
+        DeleteOptions options = new DeleteOptions();
+        options.setApiVersion("v1");
+        options.setKind("DeleteOptions");
+        options.setPreconditions(
+                new Preconditions(sandbox.object().getMetadata().getResourceVersion(), sandbox.uid()));
+        options.setPropagationPolicy(DeletionPropagation.FOREGROUND.toString());
+        String path = "/apis/" + version.apiVersion() + "/namespaces/" + sandbox.namespace() + "/"
+                + SandboxApiVersion.PLURAL + "/" + sandbox.name();
+        try {
+            String body = client.raw(path, "DELETE", options);
+            return body == null ? KubernetesErrors.NOT_FOUND : 200;
+        } catch (KubernetesClientException e) {
+            if (e.getCode() == KubernetesErrors.CONFLICT || e.getCode() == KubernetesErrors.NOT_FOUND) {
+                return e.getCode();
+            }
+            throw KubernetesErrors.translate("delete Sandbox " + sandbox.namespace() + "/" + sandbox.name(), e);
+        }
+    }
+
+    /** Waits until no Sandbox of that name has the UID of {@code sandbox}; DEADLINE_EXCEEDED after the timeout. */
+    void awaitGone(SandboxRef ref, Located sandbox) {
+        Duration timeout = settings.operationTimeout();
+        long deadline = System.nanoTime() + timeout.toNanos();
+        var backoff = backoff();
+        while (true) {
+            GenericKubernetesResource current = readByName(sandbox);
+            if (current == null || !sandbox.uid().equals(SandboxObjects.uid(current))) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new DriverException(
+                        DriverErrorCode.DEADLINE_EXCEEDED,
+                        "sandbox " + ref.id() + " was not gone within " + timeout
+                                + " (is the Agent Sandbox controller running and the garbage collector healthy?)");
+            }
+            backoff.pause("the controller");
+        }
+    }
+
+    /** The list and watch of this gateway's Sandbox objects, where this driver keeps them, for a watch loop. */
+    SandboxWatchLoop.Source watchSource() {
+        return new SandboxWatchLoop.Source() {
+            @Override
+            public SandboxWatchLoop.Listing list() {
+                GenericKubernetesResourceList list =
+                        scoped().withLabels(ownSelector()).list();
+                // no resourceVersion (never from an API server): watch from "any", i.e. now
+                String resourceVersion =
+                        list.getMetadata() == null ? null : list.getMetadata().getResourceVersion();
+                return new SandboxWatchLoop.Listing(list.getItems(), Objects.requireNonNullElse(resourceVersion, ""));
+            }
+
+            @Override
+            public Watch watch(String resourceVersion, Watcher<GenericKubernetesResource> forwarder) {
+                return scoped().withLabels(ownSelector())
+                        .watch(
+                                new ListOptionsBuilder()
+                                        .withResourceVersion(resourceVersion)
+                                        .withAllowWatchBookmarks(true)
+                                        .build(),
+                                forwarder);
+            }
+        };
     }
 
     /** Pauses between looks at a sandbox the controller is working on: 10 ms, doubling up to 500 ms. */

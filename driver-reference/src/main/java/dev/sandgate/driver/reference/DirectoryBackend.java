@@ -8,43 +8,23 @@ import dev.sandgate.spi.MutationHook;
 import dev.sandgate.spi.SandboxRef;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.CharBuffer;
-import java.nio.channels.FileChannel;
-import java.nio.channels.SeekableByteChannel;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
-import java.nio.file.OpenOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.FileTime;
-import java.nio.file.attribute.PosixFilePermission;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.TreeMap;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
-import java.util.stream.Stream;
 
 /**
  * The reference driver's backend: resources kept as folders of one directory, which several processes may share. It
@@ -84,25 +64,12 @@ public final class DirectoryBackend {
     private static final String TRASH = "trash";
     private static final String LOCK_FILE = "lock";
     private static final String NAME_INDEX = "names";
-    /** In {@code names/}: the index holds every resource (written once it was built from the records). */
-    static final String NAME_INDEX_COMPLETE = ".complete";
 
     private static final String BACKEND_ID = "backend-id";
     private static final String STATE = "state";
     private static final String LABEL_PREFIX = "label.";
     private static final String SETTING_PREFIX = "setting.";
     private static final Duration STALE_TMP_AGE = Duration.ofMinutes(10);
-    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rw-------");
-    /** Each thread's buffer for reading files: more than a record or a spec holds. */
-    private static final ThreadLocal<ByteBuffer> READ_BUFFER = ThreadLocal.withInitial(() -> ByteBuffer.allocate(8192));
-    /** What this process's staging, trash and temporary names begin with; see {@link #uniqueSuffix}. */
-    private static final String PROCESS_PREFIX =
-            Long.toString(new SecureRandom().nextLong() >>> 1, Character.MAX_RADIX) + "-";
-
-    private static final AtomicLong NAMES = new AtomicLong();
-    private static final Set<OpenOption> CREATE_NEW_FILE =
-            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-
     private final Path root;
     /** The lock of each gateway folder this backend has used; the folder exists once it is here. */
     private final ConcurrentHashMap<String, SlotLocks> locks = new ConcurrentHashMap<>();
@@ -163,7 +130,7 @@ public final class DirectoryBackend {
         Path file = folder.resolve(RESOURCE_FILE);
         Map<String, String> properties;
         try {
-            properties = PropertiesText.parse(readText(file));
+            properties = PropertiesText.parse(SmallFiles.readText(file));
         } catch (NoSuchFileException e) {
             return Optional.empty();
         } catch (IOException e) {
@@ -202,7 +169,7 @@ public final class DirectoryBackend {
     /** The keys of the resources in {@code gatewayId}'s folder, in no particular order. */
     public List<String> keys(String gatewayId) {
         var keys = new ArrayList<String>();
-        for (String key : childNames(sandboxes(gatewayId))) {
+        for (String key : SmallFiles.childNames(sandboxes(gatewayId))) {
             if (isSegment(key)) {
                 keys.add(key);
             }
@@ -254,7 +221,7 @@ public final class DirectoryBackend {
     /** Every resource of every gateway folder. */
     public List<StoredResource> listAll() {
         var resources = new ArrayList<StoredResource>();
-        for (String gatewayId : childNames(root)) {
+        for (String gatewayId : SmallFiles.childNames(root)) {
             if (isSegment(gatewayId)) {
                 resources.addAll(list(gatewayId));
             }
@@ -268,15 +235,15 @@ public final class DirectoryBackend {
      * lists. A gateway folder written before the index existed is indexed first, once.
      */
     public List<StoredResource> named(String gatewayId, String workspace, String name) {
-        Path index = gatewayFolder(gatewayId).resolve(NAME_INDEX);
-        if (!Files.exists(index.resolve(NAME_INDEX_COMPLETE))) {
-            buildNameIndex(gatewayId, index);
+        NameIndex index = nameIndex(gatewayId);
+        if (!index.complete()) {
+            index.build(list(gatewayId));
         }
         if (!isSegment(workspace) || !isSegment(name)) {
             return List.of();
         }
         var resources = new ArrayList<StoredResource>();
-        for (String key : childNames(index.resolve(workspace).resolve(name))) {
+        for (String key : index.keys(workspace, name)) {
             if (isSegment(key)) {
                 read(gatewayId, key)
                         .filter(r -> workspace.equals(r.label(Labels.WORKSPACE)) && name.equals(r.label(Labels.NAME)))
@@ -284,47 +251,6 @@ public final class DirectoryBackend {
             }
         }
         return resources;
-    }
-
-    private void buildNameIndex(String gatewayId, Path index) {
-        for (StoredResource resource : list(gatewayId)) {
-            indexName(index, resource);
-        }
-        try {
-            Files.createDirectories(index);
-            Files.write(index.resolve(NAME_INDEX_COMPLETE), new byte[0]);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + index, e);
-        }
-    }
-
-    /** The index entry of {@code resource}, if it carries a workspace and name that are folder names. */
-    private static Optional<Path> nameEntry(Path index, StoredResource resource) {
-        String workspace = resource.label(Labels.WORKSPACE);
-        String name = resource.label(Labels.NAME);
-        if (workspace == null || name == null || !isSegment(workspace) || !isSegment(name)) {
-            return Optional.empty();
-        }
-        return Optional.of(index.resolve(workspace).resolve(name).resolve(resource.key()));
-    }
-
-    private static void indexName(Path index, StoredResource resource) {
-        Optional<Path> entry = nameEntry(index, resource);
-        if (entry.isEmpty()) {
-            return;
-        }
-        try {
-            try {
-                Files.createFile(entry.get());
-            } catch (NoSuchFileException e) {
-                Files.createDirectories(entry.get().getParent());
-                Files.createFile(entry.get());
-            }
-        } catch (FileAlreadyExistsException e) {
-            // indexed already
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + entry.get(), e);
-        }
     }
 
     /**
@@ -339,7 +265,9 @@ public final class DirectoryBackend {
         if (Files.exists(target)) {
             throw new IllegalStateException("a resource is stored under " + target);
         }
-        Path staging = gatewayFolder(resource.gatewayId()).resolve(TMP).resolve(resource.key() + "-" + uniqueSuffix());
+        Path staging = gatewayFolder(resource.gatewayId())
+                .resolve(TMP)
+                .resolve(resource.key() + "-" + SmallFiles.uniqueSuffix());
         try {
             try {
                 Files.createDirectory(staging);
@@ -349,11 +277,11 @@ public final class DirectoryBackend {
             }
             Files.createDirectory(staging.resolve(WORKSPACE));
             // No reader looks into tmp/, and the folder moves into place whole: its files are written where they stay.
-            writeNew(staging.resolve(SPEC_FILE), PropertiesText.of(spec), true);
+            SmallFiles.writeNew(staging.resolve(SPEC_FILE), PropertiesText.of(spec), true);
             Path record = staging.resolve(RESOURCE_FILE);
-            writeNew(record, PropertiesText.of(toProperties(resource)), false);
-            Version version = writtenVersion(record); // a rename keeps the file's identity, time and size
-            indexName(gatewayFolder(resource.gatewayId()).resolve(NAME_INDEX), resource);
+            SmallFiles.writeNew(record, PropertiesText.of(toProperties(resource)), false);
+            Version version = SmallFiles.writtenVersion(record); // a rename keeps the file's identity, time and size
+            nameIndex(resource.gatewayId()).add(resource);
             try {
                 Files.move(staging, target, StandardCopyOption.ATOMIC_MOVE);
             } catch (NoSuchFileException e) {
@@ -362,7 +290,7 @@ public final class DirectoryBackend {
             }
             return version;
         } catch (IOException e) {
-            deleteTree(staging);
+            SmallFiles.deleteTree(staging);
             throw new UncheckedIOException("cannot insert " + target, e);
         }
     }
@@ -396,7 +324,7 @@ public final class DirectoryBackend {
         }
         Path file = resourceFolder(resource.gatewayId(), resource.key()).resolve(RESOURCE_FILE);
         try {
-            return replaceFile(file, PropertiesText.of(toProperties(resource)));
+            return SmallFiles.replace(file, PropertiesText.of(toProperties(resource)));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file, e);
         }
@@ -410,7 +338,7 @@ public final class DirectoryBackend {
     public boolean remove(String gatewayId, String key) {
         requireLocked(gatewayId, key);
         Path folder = resourceFolder(gatewayId, key);
-        Path trash = gatewayFolder(gatewayId).resolve(TRASH).resolve(key + "-" + uniqueSuffix());
+        Path trash = gatewayFolder(gatewayId).resolve(TRASH).resolve(key + "-" + SmallFiles.uniqueSuffix());
         try {
             try {
                 Files.move(folder, trash, StandardCopyOption.ATOMIC_MOVE);
@@ -426,16 +354,7 @@ public final class DirectoryBackend {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot remove " + folder, e);
         }
-        Path index = gatewayFolder(gatewayId).resolve(NAME_INDEX);
-        readRecord(trash, gatewayId, key)
-                .flatMap(resource -> nameEntry(index, resource))
-                .ifPresent(entry -> {
-                    try {
-                        Files.deleteIfExists(entry);
-                    } catch (IOException e) {
-                        throw new UncheckedIOException("cannot remove " + entry, e);
-                    }
-                });
+        readRecord(trash, gatewayId, key).ifPresent(nameIndex(gatewayId)::remove);
         deleteResource(trash);
         return true;
     }
@@ -444,7 +363,7 @@ public final class DirectoryBackend {
     public Map<String, String> readSpec(String gatewayId, String key) {
         Path file = resourceFolder(gatewayId, key).resolve(SPEC_FILE);
         try {
-            return new TreeMap<>(PropertiesText.parse(readText(file)));
+            return new TreeMap<>(PropertiesText.parse(SmallFiles.readText(file)));
         } catch (NoSuchFileException e) {
             return Map.of();
         } catch (IOException e) {
@@ -458,16 +377,16 @@ public final class DirectoryBackend {
      */
     public void sweep(String gatewayId) {
         Path gateway = gatewayFolder(gatewayId);
-        for (String name : childNames(gateway.resolve(TRASH))) {
-            deleteTree(gateway.resolve(TRASH).resolve(name));
+        for (String name : SmallFiles.childNames(gateway.resolve(TRASH))) {
+            SmallFiles.deleteTree(gateway.resolve(TRASH).resolve(name));
         }
         Instant staleBefore = Instant.now().minus(STALE_TMP_AGE);
-        for (String name : childNames(gateway.resolve(TMP))) {
+        for (String name : SmallFiles.childNames(gateway.resolve(TMP))) {
             Path entry = gateway.resolve(TMP).resolve(name);
             try {
                 FileTime modified = Files.getLastModifiedTime(entry);
                 if (modified.toInstant().isBefore(staleBefore)) {
-                    deleteTree(entry);
+                    SmallFiles.deleteTree(entry);
                 }
             } catch (IOException e) {
                 // vanished meanwhile
@@ -506,6 +425,10 @@ public final class DirectoryBackend {
         return root.resolve(requireSegment("gatewayId", gatewayId));
     }
 
+    private NameIndex nameIndex(String gatewayId) {
+        return new NameIndex(gatewayFolder(gatewayId).resolve(NAME_INDEX));
+    }
+
     private Path sandboxes(String gatewayId) {
         return gatewayFolder(gatewayId).resolve(SANDBOXES);
     }
@@ -542,108 +465,8 @@ public final class DirectoryBackend {
     }
 
     /**
-     * Writes {@code text} to a temporary file next to {@code file} and renames it over {@code file}.
-     *
-     * @return the version {@code file} has then
-     */
-    private static Version replaceFile(Path file, String text) throws IOException {
-        Path temporary = file.resolveSibling("." + file.getFileName() + "-" + uniqueSuffix());
-        boolean renamed = false;
-        try {
-            writeNew(temporary, text, false);
-            Version version = writtenVersion(temporary); // a rename keeps the file's identity, time and size
-            try {
-                Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE);
-                renamed = true;
-            } catch (AtomicMoveNotSupportedException e) {
-                throw new IOException("the file system of " + file + " cannot rename atomically", e);
-            }
-            return version;
-        } finally {
-            if (!renamed) {
-                Files.deleteIfExists(temporary);
-            }
-        }
-    }
-
-    /**
-     * Creates {@code file}, which must not exist, holding {@code text} (ASCII, as {@link PropertiesText#of} writes it;
-     * other characters fail): one open, one write, one close.
-     */
-    private static void writeNew(Path file, String text, boolean ownerOnly) throws IOException {
-        ByteBuffer bytes = StandardCharsets.US_ASCII.newEncoder().encode(CharBuffer.wrap(text));
-        FileAttribute<?>[] attributes = ownerOnly && supportsPosix(file)
-                ? new FileAttribute<?>[] {PosixFilePermissions.asFileAttribute(OWNER_ONLY)}
-                : new FileAttribute<?>[0];
-        try (SeekableByteChannel channel = Files.newByteChannel(file, CREATE_NEW_FILE, attributes)) {
-            while (bytes.hasRemaining()) {
-                channel.write(bytes);
-            }
-        }
-    }
-
-    private static Version writtenVersion(Path file) throws IOException {
-        return version(file).orElseThrow(() -> new NoSuchFileException(file.toString(), null, "gone once written"));
-    }
-
-    /**
-     * The text of a small file (strict UTF-8: malformed input fails as it does for a buffered reader). Records are read
-     * on every lifecycle call and by every watch scan: one open, a read into this thread's buffer (larger than a
-     * record), the read that finds the end, one close, and no allocation but the text's. {@link Files#readAllBytes}
-     * also asks the file for its size first, and a buffered reader allocates 16 KiB of buffers and asks for the
-     * available bytes on every fill. The records written here are ASCII, which needs no decoding.
-     */
-    private static String readText(Path file) throws IOException {
-        ByteBuffer buffer = READ_BUFFER.get().clear();
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
-            while (channel.read(buffer) >= 0) {
-                if (!buffer.hasRemaining()) {
-                    buffer = ByteBuffer.allocate(buffer.capacity() * 2).put(buffer.flip()); // a large file: grow
-                }
-            }
-        }
-        byte[] bytes = buffer.array();
-        int length = buffer.position();
-        for (int i = 0; i < length; i++) {
-            if (bytes[i] < 0) {
-                return StandardCharsets.UTF_8
-                        .newDecoder()
-                        .decode(ByteBuffer.wrap(bytes, 0, length))
-                        .toString();
-            }
-        }
-        return new String(bytes, 0, length, StandardCharsets.ISO_8859_1);
-    }
-
-    /**
-     * A name part that no other staging, trash or temporary entry of any process gets: this process's random prefix
-     * and a count. {@link UUID#randomUUID} would ask the system's secure random source on every write.
-     */
-    private static String uniqueSuffix() {
-        return PROCESS_PREFIX + Long.toString(NAMES.incrementAndGet(), Character.MAX_RADIX);
-    }
-
-    private static boolean supportsPosix(Path file) {
-        return file.getFileSystem().supportedFileAttributeViews().contains("posix");
-    }
-
-    private static List<String> childNames(Path folder) {
-        var names = new ArrayList<String>();
-        try (DirectoryStream<Path> children = Files.newDirectoryStream(folder)) {
-            for (Path child : children) {
-                names.add(child.getFileName().toString());
-            }
-        } catch (NoSuchFileException e) {
-            return List.of();
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot list " + folder, e);
-        }
-        return names;
-    }
-
-    /**
      * Deletes a resource folder moved to {@code trash/}: the files and the workspace the layout has, then the folder,
-     * a few system calls; {@link #deleteTree} walks whatever else it holds (a workspace with files, a leftover
+     * a few system calls; {@link SmallFiles#deleteTree} walks whatever else it holds (a workspace with files, a leftover
      * temporary record).
      */
     private static void deleteResource(Path folder) {
@@ -653,23 +476,7 @@ public final class DirectoryBackend {
             Files.deleteIfExists(folder.resolve(WORKSPACE));
             Files.delete(folder);
         } catch (IOException e) {
-            deleteTree(folder); // not empty, or not of the layout: walk it
-        }
-    }
-
-    private static void deleteTree(Path tree) {
-        try (Stream<Path> paths = Files.walk(tree)) {
-            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-                try {
-                    Files.deleteIfExists(path);
-                } catch (FileSystemException e) {
-                    // another process deletes the same tree
-                }
-            }
-        } catch (NoSuchFileException e) {
-            // already gone
-        } catch (IOException | UncheckedIOException e) {
-            // left for sweep()
+            SmallFiles.deleteTree(folder); // not empty, or not of the layout: walk it
         }
     }
 }

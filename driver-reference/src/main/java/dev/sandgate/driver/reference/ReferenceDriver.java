@@ -2,6 +2,7 @@ package dev.sandgate.driver.reference;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.ExecutionFacts;
 import dev.sandgate.driver.toolkit.GuardedMutations;
 import dev.sandgate.driver.toolkit.Identity;
 import dev.sandgate.driver.toolkit.PollingWatch;
@@ -295,10 +296,7 @@ final class ReferenceDriver implements ComputeDriver {
             return ComputeDriver.super.exec(ref, generation, command, listener);
         }
         return boundary(() -> {
-            StoredResource resource = pinned(ref, generation);
-            if (!resource.running()) {
-                throw DriverException.notRunning(ref, generation);
-            }
+            StoredResource resource = pinned(ref, generation, ExecutionFacts.Access.EXEC);
             Map<String, String> environment = storedSpec(ref).environment();
             return executions.exec(
                     new SimulatedExecutions.Pin(ref, resource.backendId(), generation), command, environment, listener);
@@ -316,15 +314,23 @@ final class ReferenceDriver implements ComputeDriver {
             return ComputeDriver.super.logs(ref, generation, query, listener);
         }
         return boundary(() -> {
-            StoredResource resource = pinned(ref, generation);
+            StoredResource resource = pinned(ref, generation, ExecutionFacts.Access.LOGS);
             return executions.logs(new SimulatedExecutions.Pin(ref, resource.backendId(), generation), query, listener);
         });
     }
 
-    /** The resource of {@code ref}, verified, which must carry exactly {@code generation}. */
-    private StoredResource pinned(SandboxRef ref, long generation) {
+    /**
+     * The resource of {@code ref}, its stamps verified, which must carry exactly {@code generation} (and, for an exec,
+     * run): the toolkit's {@link ExecutionFacts} checks them.
+     */
+    private StoredResource pinned(SandboxRef ref, long generation, ExecutionFacts.Access access) {
         StoredResource resource = guard.resolve(ref);
-        Identity.requireExpectedGeneration(ref, OptionalLong.of(generation), generation(resource));
+        new ExecutionFacts(
+                        resource.label(Labels.WORKSPACE),
+                        resource.label(Labels.NAME),
+                        generation(resource),
+                        resource.running())
+                .require(ref, generation, access);
         return resource;
     }
 

@@ -77,7 +77,7 @@ class DirectoryBackendTest {
         deleteTree(root.resolve(GATEWAY).resolve("names"));
 
         assertThat(backend.named(GATEWAY, "ws", "b")).containsExactly(named("two", "ws", "b"));
-        assertThat(root.resolve(GATEWAY).resolve("names").resolve(DirectoryBackend.NAME_INDEX_COMPLETE))
+        assertThat(root.resolve(GATEWAY).resolve("names").resolve(NameIndex.COMPLETE))
                 .exists();
         assertThat(root.resolve(GATEWAY)
                         .resolve("names")

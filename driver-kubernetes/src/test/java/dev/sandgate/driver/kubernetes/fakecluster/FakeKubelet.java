@@ -33,6 +33,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -86,8 +87,18 @@ public final class FakeKubelet {
         void containerEnded(Pod pod, String container, int exitCode);
     }
 
+    /** A command the kubelet started, with the UID of the pod whose container ran it. */
+    public record Ran(String podUid, List<String> command) {
+        public Ran {
+            requireNonNull(podUid, "podUid is null");
+            command = List.copyOf(command);
+        }
+    }
+
     private final Store store;
     private final Map<String, RunningContainer> containers = new ConcurrentHashMap<>();
+    private final List<Ran> ran = new CopyOnWriteArrayList<>();
+    private final List<String> logsServed = new CopyOnWriteArrayList<>();
 
     FakeKubelet(Store store) {
         this.store = requireNonNull(store, "store is null");
@@ -112,6 +123,16 @@ public final class FakeKubelet {
         if (container != null) {
             container.kill();
         }
+    }
+
+    /** Every command started so far, in order, with the pod it ran in. */
+    List<Ran> ran() {
+        return List.copyOf(ran);
+    }
+
+    /** The UIDs of the pods whose log was served so far, in order, one per {@code pods/log} answered with a log. */
+    List<String> logsServed() {
+        return List.copyOf(logsServed);
     }
 
     /** Kills every container. */
@@ -159,6 +180,7 @@ public final class FakeKubelet {
         return new MockResponse()
                 .withWebSocketUpgrade(new ExecSession(
                         container,
+                        () -> ran.add(new Ran(pod.get().getMetadata().getUid(), command)),
                         command,
                         flag(query, "stdin"),
                         flag(query, "tty"),
@@ -167,6 +189,7 @@ public final class FakeKubelet {
 
     private static final class ExecSession extends WebSocketListener {
         private final RunningContainer container;
+        private final Runnable started;
         private final List<String> command;
         private final boolean stdin;
         private final boolean tty;
@@ -174,8 +197,15 @@ public final class FakeKubelet {
         private final LinkedBlockingQueue<Chunk> input = new LinkedBlockingQueue<>();
         private volatile Thread process;
 
-        ExecSession(RunningContainer container, List<String> command, boolean stdin, boolean tty, boolean v5) {
+        ExecSession(
+                RunningContainer container,
+                Runnable started,
+                List<String> command,
+                boolean stdin,
+                boolean tty,
+                boolean v5) {
             this.container = container;
+            this.started = started;
             this.command = List.copyOf(command);
             this.stdin = stdin;
             this.tty = tty;
@@ -187,6 +217,7 @@ public final class FakeKubelet {
 
         @Override
         public void onOpen(WebSocket webSocket, Response response) {
+            started.run();
             process = Thread.ofVirtual().name("fake-exec").start(() -> run(webSocket));
             container.processes.add(process);
         }
@@ -331,6 +362,7 @@ public final class FakeKubelet {
         }
         Instant since = first(query, "sinceTime").map(Instant::parse).orElse(Instant.MIN);
         response.setStatusCode(200).setChunked(true).putHeader("Content-Type", "text/plain");
+        logsServed.add(pod.get().getMetadata().getUid());
         container.serveLog(response, since, flag(query, "follow"));
     }
 

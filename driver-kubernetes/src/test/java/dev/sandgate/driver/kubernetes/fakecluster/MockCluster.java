@@ -107,6 +107,16 @@ public final class MockCluster implements AutoCloseable {
         return dispatcher;
     }
 
+    /** Every command the fake kubelet started so far, with the UID of the pod it ran in. */
+    public List<FakeKubelet.Ran> commandsRun() {
+        return dispatcher.kubelet().ran();
+    }
+
+    /** The UIDs of the pods whose log the fake kubelet served so far. */
+    public List<String> logsServed() {
+        return dispatcher.kubelet().logsServed();
+    }
+
     /** Every request received so far whose User-Agent is {@code userAgent}. */
     public List<PreconditionEnforcingDispatcher.ReceivedRequest> requestsFrom(String userAgent) {
         return dispatcher.received().stream()

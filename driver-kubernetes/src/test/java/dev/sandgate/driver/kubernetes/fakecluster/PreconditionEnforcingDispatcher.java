@@ -9,6 +9,7 @@ import io.fabric8.kubernetes.api.model.ContainerStatusBuilder;
 import io.fabric8.kubernetes.api.model.DeleteOptions;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.api.model.Preconditions;
 import io.fabric8.kubernetes.api.model.Secret;
 import io.fabric8.kubernetes.api.model.Status;
@@ -34,6 +35,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -80,6 +82,7 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
 
     static final String FOREGROUND_FINALIZER = "foregroundDeletion";
     private static final Pattern POD = Pattern.compile("/api/v1/namespaces/[^/]+/pods/[^/]+");
+    private static final Pattern POD_STREAM = Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/]+)/(exec|log)");
     private static final Pattern POD_COLLECTION = Pattern.compile("/api/v1/namespaces/[^/]+/pods/?");
     private static final Pattern DISCOVERY = Pattern.compile("/apis/([^/?]+)/([^/?]+)/?");
 
@@ -87,6 +90,8 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
     private final List<ReceivedRequest> received = new CopyOnWriteArrayList<>();
     private final Object writes = new Object();
     private final FakeKubelet kubelet = new FakeKubelet(new KubeletStore());
+    /** The pod ("namespace/name") to replace once the kubelet took the next exec or log request for it. */
+    private final AtomicReference<String> replaceAfterNextStream = new AtomicReference<>();
 
     public PreconditionEnforcingDispatcher(List<CustomResourceDefinitionContext> served) {
         super(served);
@@ -102,6 +107,7 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
     void serveLog(HttpServerRequest request) {
         received.add(new ReceivedRequest(request.method().name(), request.uri(), request.getHeader("User-Agent")));
         kubelet.log(request);
+        replaceIfArmed(request.uri());
     }
 
     private final class KubeletStore implements FakeKubelet.Store {
@@ -155,6 +161,47 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
         }
     }
 
+    /**
+     * Once the kubelet has taken the next {@code pods/exec} or {@code pods/log} request for the pod {@code
+     * namespace/name} (its container chosen by the pod's UID), and before the answer leaves: deletes that pod and
+     * creates it again under the same name with a new UID, as a controller replacing a pod would. What reached the
+     * kubelet ran in, or was read from, the pod that is gone; the next read of the pod finds the replacement.
+     */
+    public void replacePodAfterNextStream(String namespace, String name) {
+        replaceAfterNextStream.set(namespace + "/" + name);
+    }
+
+    private void replaceIfArmed(String requestPath) {
+        Matcher stream = POD_STREAM.matcher(withoutQuery(requestPath));
+        if (!stream.matches()) {
+            return;
+        }
+        String pod = stream.group(1) + "/" + stream.group(2);
+        if (!pod.equals(replaceAfterNextStream.getAndUpdate(armed -> pod.equals(armed) ? null : armed))) {
+            return;
+        }
+        String namespace = stream.group(1);
+        String path = "/api/v1/namespaces/" + namespace + "/pods/" + stream.group(2);
+        synchronized (writes) {
+            Pod old = new KubeletStore()
+                    .pod(namespace, stream.group(2))
+                    .orElseThrow(() -> new IllegalStateException("no pod " + path + " to replace"));
+            handleDelete(path);
+            kubelet.podDeleted(old.getMetadata().getUid());
+            Pod replacement = new PodBuilder(old)
+                    .editMetadata()
+                    .withUid(null)
+                    .withResourceVersion(null)
+                    .withCreationTimestamp(null)
+                    .endMetadata()
+                    .build();
+            MockResponse created = super.dispatch(
+                    synthetic(HttpMethod.POST, "/api/v1/namespaces/" + namespace + "/pods", replacement));
+            kubelet.podCreated(
+                    Serialization.unmarshal(new String(created.getBody().getBytes(), UTF_8), Pod.class));
+        }
+    }
+
     /** Every request received so far, in order. */
     public List<ReceivedRequest> received() {
         return List.copyOf(received);
@@ -165,7 +212,9 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
         received.add(new ReceivedRequest(request.getMethod(), request.getPath(), request.getHeader("User-Agent")));
         HttpMethod method = request.method();
         if (method == HttpMethod.GET && FakeKubelet.isExec(request.getPath())) {
-            return kubelet.exec(request);
+            MockResponse answer = kubelet.exec(request);
+            replaceIfArmed(request.getPath());
+            return answer;
         }
         if (method == HttpMethod.GET) {
             return discovery(request.getPath()).orElseGet(() -> super.dispatch(request));
