@@ -171,6 +171,8 @@ class ReplicaCoordinationTest {
                 Optional.empty(),
                 0,
                 now,
-                now);
+                now,
+                Optional.empty(),
+                Optional.empty());
     }
 }
