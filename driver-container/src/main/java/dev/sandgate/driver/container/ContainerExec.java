@@ -4,6 +4,7 @@ import static java.util.Objects.requireNonNull;
 
 import com.github.dockerjava.api.command.InspectExecResponse;
 import dev.sandgate.driver.toolkit.Backoff;
+import dev.sandgate.driver.toolkit.ListenerGate;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.ExecCommand;
@@ -54,9 +55,7 @@ final class ContainerExec implements ExecProcess {
     private final ExecCommand command;
     private final ExecListener listener;
     private final EngineAttach attach;
-    private final Object callbacks = new Object();
-    private boolean finished; // guarded by callbacks
-    private volatile boolean closed;
+    private final ListenerGate gate = new ListenerGate();
 
     private ContainerExec(
             EngineExecs engine,
@@ -129,7 +128,7 @@ final class ContainerExec implements ExecProcess {
         if (!command.stdin()) {
             throw new IllegalStateException("the command was started without standard input");
         }
-        if (closed) {
+        if (gate.closed()) {
             return;
         }
         try {
@@ -141,7 +140,7 @@ final class ContainerExec implements ExecProcess {
 
     @Override
     public void closeStdin() {
-        if (!command.stdin() || closed) {
+        if (!command.stdin() || gate.closed()) {
             return;
         }
         try {
@@ -154,7 +153,7 @@ final class ContainerExec implements ExecProcess {
     @Override
     public void resize(TerminalSize size) {
         requireNonNull(size, "size is null");
-        if (command.tty() && !closed) {
+        if (command.tty() && !gate.closed()) {
             resizeQuietly(size);
         }
     }
@@ -174,15 +173,10 @@ final class ContainerExec implements ExecProcess {
      */
     @Override
     public void close() {
-        if (closed) {
+        if (!gate.close()) {
             return;
         }
-        closed = true;
-        boolean ended;
-        synchronized (callbacks) {
-            ended = finished;
-        }
-        if (!ended) {
+        if (!gate.finished()) {
             kill();
         }
         attach.close();
@@ -215,7 +209,7 @@ final class ContainerExec implements ExecProcess {
                 }
             }
         } catch (IOException e) {
-            if (!closed) {
+            if (!gate.closed()) {
                 finish(() -> listener.failed(new DriverException(
                         DriverErrorCode.UNAVAILABLE,
                         "the connection to exec " + execId + " broke; the command's outcome is unknown: "
@@ -229,12 +223,12 @@ final class ContainerExec implements ExecProcess {
                     DriverErrorCode.INTERNAL, "delivering the output of exec " + execId + " failed", e)));
             return;
         } finally {
-            if (closed) {
+            if (gate.closed()) {
                 attach.close();
             }
         }
         attach.close();
-        if (closed) {
+        if (gate.closed()) {
             return;
         }
         Optional<Long> exitCode;
@@ -255,21 +249,11 @@ final class ContainerExec implements ExecProcess {
         if (data.length == 0) {
             return;
         }
-        synchronized (callbacks) {
-            if (!finished && !closed) {
-                listener.output(stream, data);
-            }
-        }
+        gate.output(() -> listener.output(stream, data));
     }
 
     private void finish(Runnable finalCallback) {
-        synchronized (callbacks) {
-            if (finished) {
-                return;
-            }
-            finished = true;
-            finalCallback.run();
-        }
+        gate.finish(finalCallback);
     }
 
     /** The exit code once the engine reports the exec instance ended; empty if it does not within the request timeout. */

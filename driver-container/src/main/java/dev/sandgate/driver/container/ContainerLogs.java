@@ -5,6 +5,7 @@ import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.command.LogContainerCmd;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.StreamType;
+import dev.sandgate.driver.toolkit.ListenerGate;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.LogListener;
@@ -25,9 +26,7 @@ import java.util.concurrent.TimeUnit;
 final class ContainerLogs implements LogStream, ResultCallback<Frame> {
     private final LogListener listener;
     private final CountDownLatch answered = new CountDownLatch(1);
-    private final Object callbacks = new Object();
-    private boolean finished; // guarded by callbacks
-    private volatile boolean closed;
+    private final ListenerGate gate = new ListenerGate();
     private volatile Closeable stream;
     private volatile Throwable refusal;
 
@@ -82,7 +81,7 @@ final class ContainerLogs implements LogStream, ResultCallback<Frame> {
     public void onStart(Closeable closeable) {
         stream = closeable;
         answered.countDown();
-        if (closed) {
+        if (gate.closed()) {
             closeQuietly(closeable);
         }
     }
@@ -94,24 +93,18 @@ final class ContainerLogs implements LogStream, ResultCallback<Frame> {
             return;
         }
         StreamKind kind = frame.getStreamType() == StreamType.STDERR ? StreamKind.STDERR : StreamKind.STDOUT;
-        synchronized (callbacks) {
-            if (!finished && !closed) {
-                listener.output(kind, payload);
-            }
-        }
+        gate.output(() -> listener.output(kind, payload));
     }
 
     @Override
     public void onError(Throwable failure) {
         if (answered.getCount() > 0) {
             refusal = failure;
-            synchronized (callbacks) {
-                finished = true;
-            }
+            gate.finishSilently();
             answered.countDown();
             return;
         }
-        if (closed) {
+        if (gate.closed()) {
             return;
         }
         DriverException error = failure instanceof RuntimeException runtime
@@ -123,25 +116,19 @@ final class ContainerLogs implements LogStream, ResultCallback<Frame> {
     @Override
     public void onComplete() {
         answered.countDown();
-        if (!closed) {
+        if (!gate.closed()) {
             finish(listener::completed);
         }
     }
 
     private void finish(Runnable finalCallback) {
-        synchronized (callbacks) {
-            if (finished) {
-                return;
-            }
-            finished = true;
-            finalCallback.run();
-        }
+        gate.finish(finalCallback);
     }
 
     /** Stops the read; no callback follows. Idempotent. */
     @Override
     public void close() {
-        closed = true;
+        gate.close();
         Closeable current = stream;
         if (current != null) {
             closeQuietly(current);

@@ -2,6 +2,7 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.ListenerGate;
 import dev.sandgate.spi.DriverErrorCode;
 import dev.sandgate.spi.DriverException;
 import dev.sandgate.spi.ExecCommand;
@@ -53,9 +54,7 @@ final class VmExec implements ExecProcess, GuestAgent.Frames {
     private final CompletableFuture<Void> started = new CompletableFuture<>();
     private final AtomicBoolean released = new AtomicBoolean();
     private final AtomicBoolean stdinClosed = new AtomicBoolean();
-    private final Object callbacks = new Object();
-    private boolean finished; // guarded by callbacks
-    private volatile boolean closed;
+    private final ListenerGate gate = new ListenerGate();
 
     private VmExec(
             GuestAgent.Registry agents,
@@ -217,21 +216,13 @@ final class VmExec implements ExecProcess, GuestAgent.Frames {
             return;
         }
         byte[] data = Base64.getDecoder().decode(fields.get(0));
-        synchronized (callbacks) {
-            if (!finished && !closed && data.length > 0) {
-                listener.output(stream, data);
-            }
+        if (data.length > 0) {
+            gate.output(() -> listener.output(stream, data));
         }
     }
 
     private void finish(Runnable finalCallback) {
-        synchronized (callbacks) {
-            if (finished) {
-                return;
-            }
-            finished = true;
-            finalCallback.run();
-        }
+        gate.finish(finalCallback);
     }
 
     @Override
@@ -240,7 +231,7 @@ final class VmExec implements ExecProcess, GuestAgent.Frames {
         if (!command.stdin()) {
             throw new IllegalStateException("the command was started without standard input");
         }
-        if (closed || stdinClosed.get()) {
+        if (gate.closed() || stdinClosed.get()) {
             return;
         }
         Base64.Encoder encoder = Base64.getEncoder();
@@ -256,7 +247,7 @@ final class VmExec implements ExecProcess, GuestAgent.Frames {
 
     @Override
     public void closeStdin() {
-        if (!command.stdin() || closed || !stdinClosed.compareAndSet(false, true)) {
+        if (!command.stdin() || gate.closed() || !stdinClosed.compareAndSet(false, true)) {
             return;
         }
         try {
@@ -274,14 +265,10 @@ final class VmExec implements ExecProcess, GuestAgent.Frames {
 
     @Override
     public void close() {
-        if (closed) {
+        if (!gate.close()) {
             return;
         }
-        closed = true;
-        boolean ended;
-        synchronized (callbacks) {
-            ended = finished;
-        }
+        boolean ended = gate.finished();
         // A killed command's connection stays open until its EXIT frame (or the VM's end), so that closing the
         // connection cannot race with the KILL frame on its way to the guest.
         boolean killing = !ended && kill();
