@@ -26,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 
@@ -34,7 +35,8 @@ import java.util.function.Function;
  * before is replayed (its recorded answer, or, while its transition is pending, that transition finished first); a
  * duplicate of a request still in flight in this process waits for its answer; a new request runs, and its request
  * record is written in the transactions of its intent and of its result, never on its own. Definitive failures are
- * recorded too, so that a replay fails the same way.
+ * recorded too, so that a replay fails the same way. With replicas, a duplicate admitted by another replica while this
+ * one ran (the request_id's record appears though this request recorded nothing) is waited for and replayed.
  */
 final class RequestLedger {
     /**
@@ -42,6 +44,11 @@ final class RequestLedger {
      * (the ids are random), so a batch must stay small enough not to hold up the store's single writer.
      */
     static final int PRUNE_BATCH = 100;
+
+    /** The first and the longest pause between reads of a duplicate's request record on another replica. */
+    private static final long MIN_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
+    private static final long MAX_POLL_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     private final Store store;
     private final Targets targets;
@@ -282,14 +289,67 @@ final class RequestLedger {
     private MutationReply run(Admission admission, Function<Admission, MutationReply> body) {
         try {
             return body.apply(admission);
-        } catch (GatewayException e) {
-            if (!admission.recorded
-                    && recordable(e.reason())
+        } catch (RuntimeException e) {
+            Optional<RequestRecord> elsewhere = recordedElsewhere(admission, e);
+            if (elsewhere.isPresent()) {
+                return awaitRecorded(elsewhere.get(), admission);
+            }
+            if (e instanceof GatewayException failure
+                    && !admission.recorded
+                    && recordable(failure.reason())
                     && admission.meta.requestId().isPresent()) {
-                recordFailure(admission, e);
+                recordFailure(admission, failure);
             }
             throw e;
         }
+    }
+
+    /**
+     * The record of a duplicate that another replica admitted while this request ran, if that is why this request
+     * failed before recording anything: its request record's insert hit the request_id's unique key, or (a create)
+     * the duplicate's sandbox took the name first.
+     */
+    private Optional<RequestRecord> recordedElsewhere(Admission admission, RuntimeException failure) {
+        if (admission.recorded || admission.meta.requestId().isEmpty()) {
+            return Optional.empty();
+        }
+        try {
+            return store.request(admission.meta.requestId().get());
+        } catch (RuntimeException e) {
+            failure.addSuppressed(e);
+            return Optional.empty();
+        }
+    }
+
+    /**
+     * Waits, polling the store within the request's deadline, until the duplicate another replica admitted has a
+     * result, and replays it; SANDBOX_BUSY at the deadline, as for a duplicate in flight in this process. Never
+     * finishes the duplicate's transition itself: the replica that admitted it is making its driver call.
+     */
+    private MutationReply awaitRecorded(RequestRecord record, Admission admission) {
+        String requestId = record.requestId();
+        checkSamePayload(record, admission);
+        long pause = MIN_POLL_NANOS;
+        while (record.result().isEmpty()) {
+            long left = admission.remaining().toNanos();
+            if (left <= 0 || Thread.currentThread().isInterrupted()) {
+                throw new GatewayException(
+                        ErrorReason.SANDBOX_BUSY,
+                        "the first request with this request_id (on another gateway replica) did not finish within the"
+                                + " deadline; retry to get its result");
+            }
+            LockSupport.parkNanos(Math.min(pause, left));
+            pause = Math.min(pause * 2, MAX_POLL_NANOS);
+            Optional<RequestRecord> reread = store.request(requestId);
+            if (reread.isEmpty()) {
+                throw new GatewayException(
+                        ErrorReason.SANDBOX_BUSY,
+                        "the first request with this request_id (on another gateway replica) is no longer recorded;"
+                                + " retry");
+            }
+            record = reread.get();
+        }
+        return replay(record, admission);
     }
 
     /** Definitive answers are recorded for replays; bad input, busy sandboxes and pending transitions are not. */
@@ -349,12 +409,7 @@ final class RequestLedger {
     }
 
     private MutationReply replay(RequestRecord record, Admission admission) {
-        // Another principal's request id answers as any reused id does: nothing of the original.
-        if (!record.method().equals(admission.method.wireName())
-                || !record.fingerprint().equals(admission.meta.fingerprint())
-                || !record.principal().equals(admission.meta.principal())) {
-            throw reused(record.requestId());
-        }
+        checkSamePayload(record, admission);
         if (record.result().isEmpty()) {
             // Its transition is pending (a timed-out driver call, or recovery has not reached it): finish it now.
             String sandboxId = record.sandboxId().orElseThrow();
@@ -378,6 +433,16 @@ final class RequestLedger {
             throw result.error().get().toException();
         }
         return replyFrom(result).asReplay();
+    }
+
+    /** REQUEST_ID_REUSED unless {@code record} is of the same request as {@code admission}. */
+    private static void checkSamePayload(RequestRecord record, Admission admission) {
+        // Another principal's request id answers as any reused id does: nothing of the original.
+        if (!record.method().equals(admission.method.wireName())
+                || !record.fingerprint().equals(admission.meta.fingerprint())
+                || !record.principal().equals(admission.meta.principal())) {
+            throw reused(record.requestId());
+        }
     }
 
     /** An earlier request of {@code principal}; OPERATION_NOT_FOUND if none is recorded, or another's. */

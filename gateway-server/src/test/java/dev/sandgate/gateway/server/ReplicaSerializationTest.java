@@ -3,6 +3,10 @@ package dev.sandgate.gateway.server;
 import static dev.sandgate.gateway.testing.GrpcErrors.failure;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.sandgate.api.v1.CreateSandboxRequest;
+import dev.sandgate.api.v1.CreateSandboxResponse;
+import dev.sandgate.api.v1.ListSandboxesRequest;
+import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.StopOutcome;
 import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.api.v1.StopSandboxResponse;
@@ -26,7 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Two gateway replicas on one PostgreSQL: an operation on a sandbox through one replica waits for the driver call that
- * another replica is making on it, and never makes a driver call of its own meanwhile.
+ * another replica is making on it, and never makes a driver call of its own meanwhile; a duplicate request_id on
+ * another replica waits for the first's answer and replays it.
  */
 @EngineTest
 class ReplicaSerializationTest {
@@ -53,7 +58,10 @@ class ReplicaSerializationTest {
                         "--store-user",
                         settings.user(),
                         "--store-password-file",
-                        passwordFile.toString())
+                        passwordFile.toString(),
+                        // One token key for every replica, as operated: a token one mints verifies on the other.
+                        "--token-key-file",
+                        dir.resolve("token-keys.properties").toString())
                 .toArray(String[]::new);
     }
 
@@ -98,6 +106,92 @@ class ReplicaSerializationTest {
             assertThat(second).isEqualTo(StopOutcome.ALREADY_STOPPED);
             assertThat(a.driver().calls(FakeDriver.Method.STOP)).isEqualTo(1);
             assertThat(b.driver().calls(FakeDriver.Method.STOP)).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("a stop with the request_id of a stop that replica A has in its driver call, sent to replica B, waits"
+            + " for A's answer and replays it; the driver is called once")
+    void duplicateStopOnAnotherReplicaReplaysTheFirst() throws Exception {
+        String[] store = storeArgs();
+        try (TestGateway a = TestGateway.start(
+                        dir.resolve("a"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                TestGateway b = TestGateway.start(
+                        dir.resolve("b"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                ExecutorService threads = Executors.newFixedThreadPool(2)) {
+            String id = a.create("team", "shared").getId();
+            StopSandboxRequest stop = StopSandboxRequest.newBuilder()
+                    .setRequestId(TestGateway.newRequestId())
+                    .setTarget(TestGateway.byId(id))
+                    .build();
+            CountDownLatch entered = new CountDownLatch(1);
+            CountDownLatch release = new CountDownLatch(1);
+            a.driver().holdEach(FakeDriver.Method.STOP, entered, release);
+            CompletableFuture<StopSandboxResponse> first =
+                    CompletableFuture.supplyAsync(() -> a.stub().stopSandbox(stop), threads);
+            entered.await();
+
+            CompletableFuture<StopSandboxResponse> duplicate =
+                    CompletableFuture.supplyAsync(() -> b.stub().stopSandbox(stop), threads);
+            boolean answeredWhileHeld = duplicate.isDone();
+            release.countDown();
+            StopSandboxResponse original = first.get();
+            StopSandboxResponse replayed = duplicate.get();
+
+            assertThat(answeredWhileHeld).isFalse();
+            assertThat(original.getOutcome()).isEqualTo(StopOutcome.STOPPED_NOW);
+            assertThat(original.getReplayed()).isFalse();
+            assertThat(replayed.getReplayed()).isTrue();
+            assertThat(replayed.toBuilder().setReplayed(false).build()).isEqualTo(original);
+            assertThat(a.driver().calls(FakeDriver.Method.STOP)).isEqualTo(1);
+            assertThat(b.driver().calls(FakeDriver.Method.STOP)).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("a create sent with one request_id to both replicas, B's admitted before A's intent was recorded,"
+            + " makes one sandbox with one driver call, and B replays A's answer instead of SANDBOX_ALREADY_EXISTS")
+    void duplicateCreateOnTwoReplicasMakesOneSandbox() throws Exception {
+        String[] store = storeArgs();
+        try (TestGateway a = TestGateway.start(
+                        dir.resolve("a"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                TestGateway b = TestGateway.start(
+                        dir.resolve("b"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                ExecutorService threads = Executors.newFixedThreadPool(2)) {
+            CreateSandboxRequest create = TestGateway.createRequest("team", "twice")
+                    .setRequestId(TestGateway.newRequestId())
+                    .build();
+            // B found no request with the id and is validating its spec when A records its intent and calls the
+            // driver: B's own intent then meets A's sandbox.
+            CountDownLatch bValidating = new CountDownLatch(1);
+            CountDownLatch bGoOn = new CountDownLatch(1);
+            b.driver().holdEach(FakeDriver.Method.VALIDATE, bValidating, bGoOn);
+            CountDownLatch aCreating = new CountDownLatch(1);
+            CountDownLatch aGoOn = new CountDownLatch(1);
+            a.driver().holdEach(FakeDriver.Method.CREATE, aCreating, aGoOn);
+            CompletableFuture<CreateSandboxResponse> duplicate =
+                    CompletableFuture.supplyAsync(() -> b.stub().createSandbox(create), threads);
+            bValidating.await();
+            CompletableFuture<CreateSandboxResponse> first =
+                    CompletableFuture.supplyAsync(() -> a.stub().createSandbox(create), threads);
+            aCreating.await();
+            bGoOn.countDown();
+            aGoOn.countDown();
+            CreateSandboxResponse original = first.get();
+            CreateSandboxResponse replayed = duplicate.get();
+
+            assertThat(original.getReplayed()).isFalse();
+            assertThat(replayed.getReplayed()).isTrue();
+            assertThat(replayed.getSandbox()).isEqualTo(original.getSandbox());
+            assertThat(a.stub()
+                            .listSandboxes(ListSandboxesRequest.newBuilder()
+                                    .setWorkspace("team")
+                                    .build())
+                            .getSandboxesList())
+                    .extracting(Sandbox::getId)
+                    .containsExactly(original.getSandbox().getId());
+            assertThat(a.driver().calls(FakeDriver.Method.CREATE)).isEqualTo(1);
+            assertThat(b.driver().calls(FakeDriver.Method.CREATE)).isZero();
         }
     }
 }
