@@ -40,6 +40,13 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * close a channel (v5: ends standard input). fabric8's own exec speaks v4, which cannot end standard input, so the
  * driver speaks the protocol itself over fabric8's HTTP client (same credentials and TLS).
  *
+ * <p>Every command runs under an in-pod guard, {@code sh -c GUARD G ARGV...} ({@link #GUARD}): the container's
+ * {@code SANDGATE_GENERATION} (its pod's generation label, through the Downward API) must equal the execution {@code
+ * G} the exec was meant for, else the command is not run; the guard writes {@link #REFUSAL} to standard error and
+ * exits 125. A pod replaced under the same name after the driver read it, before the request reached the kubelet,
+ * thus never runs the command. That refusal, as the first output followed by exit 125, is reported as
+ * FAILED_PRECONDITION with a {@code generation} mismatch instead of as output and an exit.
+ *
  * <p>Output is withheld until {@link #admit()}: the driver first confirms that the stream reached the pinned pod.
  * One message is read at a time (the next only after the listener took the previous one), so a slow listener slows
  * the command down.
@@ -53,7 +60,23 @@ final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.He
     private static final byte RESIZE = 4;
     private static final byte CLOSE = (byte) 255;
 
+    /** The first words of the guard's refusal on standard error. */
+    static final String REFUSAL = "sandgate: not execution ";
+
+    private static final String RUNS = ", the pod runs execution ";
+
+    /** The exit code of the guard's refusal. */
+    static final int REFUSED = 125;
+
+    /**
+     * The guard: {@code $0} is the generation, {@code "$@"} the command. Needs {@code sh} in the image. No {@code ;}
+     * inside quotes, no output before the refusal.
+     */
+    static final String GUARD = "[ \"$" + SandboxManifests.GENERATION_VARIABLE + "\" = \"$0\" ] && exec \"$@\"; echo \""
+            + REFUSAL + "$0" + RUNS + "$" + SandboxManifests.GENERATION_VARIABLE + "\" >&2; exit " + REFUSED;
+
     private final KubernetesClient client;
+    private final long generation;
     private final ExecCommand command;
     private final ExecListener listener;
     private final CountDownLatch admitted = new CountDownLatch(1);
@@ -62,9 +85,14 @@ final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.He
     private final AtomicBoolean stdinClosed = new AtomicBoolean();
     private volatile WebSocket webSocket;
     private volatile boolean abandoned;
+    // the delivery thread's: whether output went to the listener, and a first chunk that may be the guard's refusal
+    private boolean delivered;
+    private StreamKind heldKind;
+    private byte[] held;
 
-    private PodExec(KubernetesClient client, ExecCommand command, ExecListener listener) {
+    private PodExec(KubernetesClient client, long generation, ExecCommand command, ExecListener listener) {
         this.client = client;
+        this.generation = generation;
         this.command = command;
         this.listener = listener;
         this.delivery = Executors.newSingleThreadExecutor(
@@ -78,9 +106,10 @@ final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.He
      */
     static PodExec open(
             KubernetesClient client, PinnedPod pod, ExecCommand command, ExecListener listener, Duration timeout) {
-        PodExec exec = new PodExec(requireNonNull(client, "client is null"), command, listener);
+        PodExec exec = new PodExec(requireNonNull(client, "client is null"), pod.generation(), command, listener);
         URI uri = WebSocket.toWebSocketUri(
-                URI.create(client.getMasterUrl().toString().replaceAll("/+$", "") + path(pod) + "?" + query(command)));
+                URI.create(client.getMasterUrl().toString().replaceAll("/+$", "") + path(pod) + "?"
+                        + query(pod.generation(), command)));
         CompletableFuture<WebSocket> connecting = client.getHttpClient()
                 .newWebSocketBuilder()
                 .uri(uri)
@@ -110,12 +139,13 @@ final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.He
     }
 
     /**
-     * The exec query. Kubernetes exec has no environment parameter: extra variables are passed by running the
-     * command under {@code env NAME=VALUE...}, so they appear in the request's query string (see
-     * docs/drivers/kubernetes.md). With a terminal there is no separate standard error (the API refuses both).
+     * The exec query: the command under the {@link #GUARD} of execution {@code generation}. Kubernetes exec has no
+     * environment parameter: extra variables are passed by running the command under {@code env NAME=VALUE...}, so
+     * they appear in the request's query string (see docs/drivers/kubernetes.md). With a terminal there is no
+     * separate standard error (the API refuses both).
      */
-    private static String query(ExecCommand command) {
-        List<String> argv = new ArrayList<>();
+    static String query(long generation, ExecCommand command) {
+        List<String> argv = new ArrayList<>(List.of("sh", "-c", GUARD, Long.toString(generation)));
         if (!command.environment().isEmpty()) {
             argv.add("env");
             command.environment().entrySet().stream()
@@ -211,8 +241,8 @@ final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.He
         bytes.get(data);
         deliver(() -> {
             switch (channel) {
-                case STDOUT -> listener.output(StreamKind.STDOUT, data);
-                case STDERR -> listener.output(StreamKind.STDERR, data);
+                case STDOUT -> output(StreamKind.STDOUT, data);
+                case STDERR -> output(StreamKind.STDERR, data);
                 case STATUS -> finish(data);
                 default -> {
                     // another channel's message (none is sent to a client): ignored
@@ -265,6 +295,42 @@ final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.He
         }
     }
 
+    /** Passes output on, except a first chunk that may be the guard's refusal: held until the next message. */
+    private void output(StreamKind kind, byte[] data) {
+        if (!delivered && held == null && new String(data, UTF_8).startsWith(REFUSAL)) {
+            heldKind = kind;
+            held = data;
+            return;
+        }
+        release();
+        delivered = true;
+        listener.output(kind, data);
+    }
+
+    /** Passes a held chunk on: it was the command's own output. */
+    private void release() {
+        if (held != null) {
+            byte[] data = held;
+            held = null;
+            delivered = true;
+            listener.output(heldKind, data);
+        }
+    }
+
+    /** The guard's refusal: FAILED_PRECONDITION, with the generation the pod runs when the guard said it. */
+    private DriverException refusedByGuard(byte[] refusal) {
+        String text = new String(refusal, UTF_8).strip();
+        int runs = text.indexOf(RUNS);
+        String actual = runs < 0 ? "" : text.substring(runs + RUNS.length()).strip();
+        return new DriverException(
+                DriverErrorCode.FAILED_PRECONDITION,
+                "the exec reached a pod of another execution than generation " + generation
+                        + " (pod replaced under the same name); the command was not run",
+                List.of(new dev.sandgate.spi.Mismatch(
+                        dev.sandgate.spi.Mismatch.GENERATION, Long.toString(generation), actual)),
+                null);
+    }
+
     private void finish(byte[] statusJson) {
         Status status;
         try {
@@ -275,6 +341,13 @@ final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.He
             return;
         }
         Integer exitCode = exitCode(status);
+        if (held != null && exitCode != null && exitCode == REFUSED) {
+            byte[] refusal = held;
+            held = null;
+            fail(refusedByGuard(refusal));
+            return;
+        }
+        release();
         if (exitCode == null) {
             fail(new DriverException(
                     DriverErrorCode.UNAVAILABLE, "the command could not be run or followed: " + status.getMessage()));
@@ -309,6 +382,9 @@ final class PodExec implements ExecProcess, WebSocket.Listener, ExecutionPods.He
     }
 
     private void fail(DriverException error) {
+        if (!ended.get()) {
+            release();
+        }
         if (ended.compareAndSet(false, true)) {
             listener.failed(error);
             shutdown();

@@ -12,6 +12,8 @@ import dev.sandgate.spi.StaticPolicy;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvFromSourceBuilder;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.EnvVarBuilder;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResourceBuilder;
 import io.fabric8.kubernetes.api.model.ObjectMetaBuilder;
@@ -48,6 +50,12 @@ import java.util.TreeSet;
 final class SandboxManifests {
     /** The name of the sandbox's container in the pod template. */
     static final String CONTAINER = "sandbox";
+
+    /**
+     * The sandbox container's variable holding its pod's generation label (Downward API), which the exec guard
+     * compares with the generation the exec was meant for (see PodExec).
+     */
+    static final String GENERATION_VARIABLE = "SANDGATE_GENERATION";
     /** Pod label selecting sandboxes whose policy asks for network mode none. */
     static final String NETWORK_LABEL = Labels.RESERVED_PREFIX + "network";
 
@@ -153,7 +161,8 @@ final class SandboxManifests {
                         .withMountPath(settings.workspaceMountPath())
                         .build())
                 .withSecurityContext(securityContext(launch.policy().staticPolicy()))
-                .withResources(resources(spec.resources(), launch.policy().staticPolicy()));
+                .withResources(resources(spec.resources(), launch.policy().staticPolicy()))
+                .withEnv(generationVariable());
         if (!spec.environment().isEmpty()) {
             container.withEnvFrom(new EnvFromSourceBuilder()
                     .withNewSecretRef()
@@ -184,10 +193,13 @@ final class SandboxManifests {
         for (Container container : podSpec.getContainers()) {
             if (CONTAINER.equals(container.getName())) {
                 ResourceRequests requests = requestsOf(container.getResources());
-                container = new ContainerBuilder(container)
+                ContainerBuilder updated = new ContainerBuilder(container)
                         .withSecurityContext(securityContext(policy))
-                        .withResources(resources(requests, policy))
-                        .build();
+                        .withResources(resources(requests, policy));
+                if (container.getEnv().stream().noneMatch(variable -> GENERATION_VARIABLE.equals(variable.getName()))) {
+                    updated.addToEnv(generationVariable()); // a Sandbox created before the exec guard
+                }
+                container = updated.build();
             }
             containers.add(container);
         }
@@ -220,6 +232,18 @@ final class SandboxManifests {
         return Map.of(
                 "metadata", Map.of("resourceVersion", current.getMetadata().getResourceVersion()),
                 "spec", version.runModeFields(running));
+    }
+
+    /** {@link #GENERATION_VARIABLE}: the pod's own generation label, through the Downward API. */
+    private static EnvVar generationVariable() {
+        return new EnvVarBuilder()
+                .withName(GENERATION_VARIABLE)
+                .withNewValueFrom()
+                .withNewFieldRef()
+                .withFieldPath("metadata.labels['" + Labels.GENERATION + "']")
+                .endFieldRef()
+                .endValueFrom()
+                .build();
     }
 
     /** The Secret with the sandbox's environment; the pod reads it through {@code envFrom}. */

@@ -345,9 +345,18 @@ final class KubernetesBackendProbe implements BackendProbe {
                 environment.put(
                         variable.getName(),
                         secretValues(podNamespace, key.getName()).get(key.getKey()));
+            } else if (variable.getValueFrom().getFieldRef() != null
+                    && variable.getValueFrom().getFieldRef().getFieldPath().startsWith("metadata.labels['")) {
+                String path = variable.getValueFrom().getFieldRef().getFieldPath();
+                String label = path.substring("metadata.labels['".length(), path.length() - "']".length());
+                environment.put(
+                        variable.getName(),
+                        Optional.ofNullable(pod.getMetadata().getLabels())
+                                .map(labels -> labels.getOrDefault(label, ""))
+                                .orElse(""));
             } else {
                 throw new IllegalStateException("the probe does not resolve variable " + variable.getName()
-                        + " of the pod of " + ref + " (neither a value nor a Secret key)");
+                        + " of the pod of " + ref + " (neither a value, a Secret key nor a pod label)");
             }
         }
         return environment;

@@ -179,6 +179,26 @@ class ReplacedPodPinningTest {
     }
 
     @Test
+    void anExecOfGenerationGWhosePodIsReplacedByTheNextExecutionsBeforeTheRequestReachesTheKubeletNeverRunsThere() {
+        cluster.dispatcher().replacePodBeforeNextExec(NAMESPACE, podName, Map.of(Labels.GENERATION, "2"));
+
+        DriverException refusal = catchThrowableOfType(
+                DriverException.class, () -> driver.exec(ref, 1, ExecCommand.of("touch", "/reached"), callbacks));
+
+        String replacement = replacementUid();
+        assertThat(refusal).as("the call is refused").isNotNull();
+        assertThat(refusal.code()).isEqualTo(DriverErrorCode.FAILED_PRECONDITION);
+        assertThat(cluster.commandsRun())
+                .as("the exec reached the replacement pod")
+                .extracting(FakeKubelet.Ran::podUid)
+                .contains(replacement);
+        assertThat(cluster.filesIn(replacement))
+                .as("the guard in the replacement pod did not run the command")
+                .doesNotContain("/reached");
+        assertThat(callbacks.received).as("no callback of a refused exec").isEmpty();
+    }
+
+    @Test
     void aLogsReadOfGenerationGWhosePodIsReplacedUnderTheSameNameIsRefusedAndDeliversNothing() {
         cluster.dispatcher().replacePodAfterNextStream(NAMESPACE, podName);
 

@@ -43,7 +43,8 @@ import java.util.regex.Pattern;
  *
  * <ul>
  *   <li>each pod the API server creates gets its container, which runs the pod's command and arguments in a {@link
- *       FakeShell} with the container's environment (its {@code env} values and the Secrets of its {@code envFrom});
+ *       FakeShell} with the container's environment (its {@code env} values, its {@code env} fields of the pod
+ *       through the Downward API, and the Secrets of its {@code envFrom});
  *       the container's output is its log. When the command ends, the pod's status says so (phase Succeeded or
  *       Failed, the container terminated with its exit code). When the pod is deleted, its container is killed;
  *       a pod created under the same name later (a new UID) gets a new container with an empty log and file system;
@@ -61,6 +62,7 @@ public final class FakeKubelet {
     private static final Pattern EXEC = Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/]+)/exec");
     private static final Pattern LOG = Pattern.compile("/api/v1/namespaces/([^/]+)/pods/([^/]+)/log");
     private static final String V5 = "v5.channel.k8s.io";
+    private static final Pattern FIELD = Pattern.compile("metadata\\.(labels|annotations)\\['([^']+)'\\]");
     /** The end of an exec's standard input, in its queue of chunks. */
     private static final Chunk END_OF_INPUT = new Chunk(null);
 
@@ -128,6 +130,12 @@ public final class FakeKubelet {
     /** Every command started so far, in order, with the pod it ran in. */
     List<Ran> ran() {
         return List.copyOf(ran);
+    }
+
+    /** The paths touched in the container of the pod with {@code uid} (empty once the pod is gone). */
+    Set<String> files(String uid) {
+        RunningContainer container = containers.get(uid);
+        return container == null ? Set.of() : Set.copyOf(container.files);
     }
 
     /** The UIDs of the pods whose log was served so far, in order, one per {@code pods/log} answered with a log. */
@@ -493,9 +501,31 @@ public final class FakeKubelet {
             for (EnvVar variable : Optional.ofNullable(spec.getEnv()).orElse(List.of())) {
                 if (variable.getValue() != null) {
                     resolved.put(variable.getName(), variable.getValue());
+                } else if (variable.getValueFrom() != null
+                        && variable.getValueFrom().getFieldRef() != null) {
+                    resolved.put(
+                            variable.getName(),
+                            field(variable.getValueFrom().getFieldRef().getFieldPath()));
                 }
             }
             return Map.copyOf(resolved);
+        }
+
+        /** A Downward API field of the pod: its uid, name, namespace, or one of its labels or annotations. */
+        private String field(String path) {
+            Matcher keyed = FIELD.matcher(path);
+            if (keyed.matches()) {
+                Map<String, String> map = keyed.group(1).equals("labels")
+                        ? pod.getMetadata().getLabels()
+                        : pod.getMetadata().getAnnotations();
+                return Optional.ofNullable(map).map(m -> m.get(keyed.group(2))).orElse("");
+            }
+            return switch (path) {
+                case "metadata.uid" -> pod.getMetadata().getUid();
+                case "metadata.name" -> pod.getMetadata().getName();
+                case "metadata.namespace" -> pod.getMetadata().getNamespace();
+                default -> throw new IllegalArgumentException("field " + path + " is not simulated");
+            };
         }
 
         private synchronized void append(byte[] data) {

@@ -11,10 +11,11 @@ import java.util.Set;
 /**
  * What runs in the fake cluster's containers: a stand-in for the few busybox programs the conformance kit uses, and
  * nothing else. Programs: {@code echo WORDS...}, {@code cat} (standard input to standard output), {@code touch PATH},
- * {@code test -e PATH}, {@code sleep N} (seconds, or {@code infinity}), {@code env NAME=VALUE... PROGRAM...}, and
- * {@code sh -c SCRIPT}, where SCRIPT is commands separated by {@code ;}, each one of those programs, {@code echo ...
- * >&2}, {@code exit N} or {@code exec PROGRAM...}; {@code $NAME} expands from the environment, single and double
- * quotes group words. An unknown program is "not found" (exit 127). Files exist only as the set of paths touched in
+ * {@code test -e PATH}, {@code test A = B} and {@code [ ... ]} alike, {@code sleep N} (seconds, or {@code infinity}),
+ * {@code env NAME=VALUE... PROGRAM...}, and {@code sh -c SCRIPT [NAME [ARG...]]}, where SCRIPT is commands separated
+ * by {@code ;}, each a chain of commands joined by {@code &&} (run while they succeed), each one of those programs,
+ * {@code echo ... >&2}, {@code exit N} or {@code exec PROGRAM...}; {@code $NAME} expands from the environment, {@code
+ * $0} to NAME, a word {@code "$@"} to the ARGs, single and double quotes group words. An unknown program is "not found" (exit 127). Files exist only as the set of paths touched in
  * the container.
  */
 final class FakeShell {
@@ -45,7 +46,7 @@ final class FakeShell {
         return switch (program) {
             case "sh" -> {
                 if (args.size() >= 2 && args.get(0).equals("-c")) {
-                    yield script(args.get(1), environment, io);
+                    yield script(args.get(1), environment, args.subList(2, args.size()), io);
                 }
                 io.stderr("sh: only sh -c SCRIPT is simulated\n".getBytes(UTF_8));
                 yield 2;
@@ -76,7 +77,14 @@ final class FakeShell {
                 files.addAll(args);
                 yield 0;
             }
-            case "test" -> args.size() == 2 && args.get(0).equals("-e") && files.contains(args.get(1)) ? 0 : 1;
+            case "test" -> test(args);
+            case "[" -> {
+                if (args.isEmpty() || !args.get(args.size() - 1).equals("]")) {
+                    io.stderr("[: missing ]\n".getBytes(UTF_8));
+                    yield 2;
+                }
+                yield test(args.subList(0, args.size() - 1));
+            }
             case "sleep" -> {
                 sleep(args.isEmpty() ? "0" : args.get(0));
                 yield 0;
@@ -88,29 +96,56 @@ final class FakeShell {
         };
     }
 
-    private int script(String script, Map<String, String> environment, Io io) throws InterruptedException {
+    private int test(List<String> args) {
+        if (args.size() == 2 && args.get(0).equals("-e")) {
+            return files.contains(args.get(1)) ? 0 : 1;
+        }
+        if (args.size() == 3 && args.get(1).equals("=")) {
+            return args.get(0).equals(args.get(2)) ? 0 : 1;
+        }
+        return 2;
+    }
+
+    /** Runs a script; {@code positional} is {@code $0} and the ARGs. */
+    private int script(String script, Map<String, String> environment, List<String> positional, Io io)
+            throws InterruptedException {
         int status = 0;
-        for (String command : script.split(";", -1)) {
-            List<String> words = words(command, environment);
-            if (words.isEmpty()) {
-                continue;
-            }
-            Io target = io;
-            if (words.get(words.size() - 1).equals(">&2")) {
-                words = words.subList(0, words.size() - 1);
-                target = toStderr(io);
-            }
-            switch (words.get(0)) {
-                case "exit" -> {
-                    return words.size() > 1 ? Integer.parseInt(words.get(1)) : status;
+        for (String chain : script.split(";", -1)) {
+            status = 0;
+            for (String command : chain.split("&&", -1)) {
+                if (status != 0) {
+                    break;
                 }
-                case "exec" -> {
-                    return run(words.subList(1, words.size()), environment, target);
+                Integer exit = command(command, environment, positional, io);
+                if (exit == null) {
+                    continue;
                 }
-                default -> status = run(words, environment, target);
+                if (exit < 0) {
+                    return -exit - 1;
+                }
+                status = exit;
             }
         }
         return status;
+    }
+
+    /** Runs one command of a script: its status, or -(status + 1) when the script ends with it, or null if empty. */
+    private Integer command(String command, Map<String, String> environment, List<String> positional, Io io)
+            throws InterruptedException {
+        List<String> words = words(command, environment, positional);
+        if (words.isEmpty()) {
+            return null;
+        }
+        Io target = io;
+        if (words.get(words.size() - 1).equals(">&2")) {
+            words = words.subList(0, words.size() - 1);
+            target = toStderr(io);
+        }
+        return switch (words.get(0)) {
+            case "exit" -> -(words.size() > 1 ? Integer.parseInt(words.get(1)) : 0) - 1;
+            case "exec" -> -run(words.subList(1, words.size()), environment, target) - 1;
+            default -> run(words, environment, target);
+        };
     }
 
     private static Io toStderr(Io io) {
@@ -132,15 +167,27 @@ final class FakeShell {
         };
     }
 
-    /** Splits a command into words: quotes group, {@code $NAME} expands outside single quotes. */
-    static List<String> words(String command, Map<String, String> environment) {
+    /**
+     * Splits a command into words: quotes group, {@code $NAME} and {@code $0} expand outside single quotes, a word
+     * {@code "$@"} becomes the positional ARGs.
+     */
+    static List<String> words(String command, Map<String, String> environment, List<String> positional) {
         List<String> words = new ArrayList<>();
         StringBuilder word = new StringBuilder();
         boolean inWord = false;
         char quote = 0;
         for (int i = 0; i < command.length(); i++) {
             char c = command.charAt(i);
-            if (quote == '\'') {
+            if (!inWord
+                    && command.startsWith("\"$@\"", i)
+                    && (i + 4 == command.length() || Character.isWhitespace(command.charAt(i + 4)))) {
+                words.addAll(positional.isEmpty() ? List.of() : positional.subList(1, positional.size()));
+                i += 3;
+            } else if (quote != '\'' && c == '$' && command.startsWith("$0", i)) {
+                word.append(positional.isEmpty() ? "sh" : positional.get(0));
+                inWord = true;
+                i++;
+            } else if (quote == '\'') {
                 if (c == '\'') {
                     quote = 0;
                 } else {

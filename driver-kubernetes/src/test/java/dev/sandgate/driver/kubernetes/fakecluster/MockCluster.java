@@ -112,6 +112,11 @@ public final class MockCluster implements AutoCloseable {
         return dispatcher.kubelet().ran();
     }
 
+    /** The paths touched so far in the container of the pod with {@code uid}, while the pod exists. */
+    public java.util.Set<String> filesIn(String podUid) {
+        return dispatcher.kubelet().files(podUid);
+    }
+
     /** The UIDs of the pods whose log the fake kubelet served so far. */
     public List<String> logsServed() {
         return dispatcher.kubelet().logsServed();

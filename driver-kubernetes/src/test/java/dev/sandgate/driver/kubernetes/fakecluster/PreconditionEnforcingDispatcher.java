@@ -92,6 +92,9 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
     private final FakeKubelet kubelet = new FakeKubelet(new KubeletStore());
     /** The pod ("namespace/name") to replace once the kubelet took the next exec or log request for it. */
     private final AtomicReference<String> replaceAfterNextStream = new AtomicReference<>();
+    /** The pod ("namespace/name") to replace when the next exec request for it arrives, and its new labels. */
+    private final AtomicReference<Map.Entry<String, Map<String, String>>> replaceBeforeNextExec =
+            new AtomicReference<>();
 
     public PreconditionEnforcingDispatcher(List<CustomResourceDefinitionContext> served) {
         super(served);
@@ -171,20 +174,45 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
         replaceAfterNextStream.set(namespace + "/" + name);
     }
 
+    /**
+     * When the next {@code pods/exec} request for the pod {@code namespace/name} arrives, before the kubelet picks its
+     * container: replaces that pod as {@link #replacePodAfterNextStream} does, the replacement carrying {@code
+     * labels} over the old pod's (another execution's pod, as a stop and start would make). The exec reaches the
+     * replacement.
+     */
+    public void replacePodBeforeNextExec(String namespace, String name, Map<String, String> labels) {
+        replaceBeforeNextExec.set(Map.entry(namespace + "/" + name, Map.copyOf(labels)));
+    }
+
     private void replaceIfArmed(String requestPath) {
         Matcher stream = POD_STREAM.matcher(withoutQuery(requestPath));
         if (!stream.matches()) {
             return;
         }
         String pod = stream.group(1) + "/" + stream.group(2);
-        if (!pod.equals(replaceAfterNextStream.getAndUpdate(armed -> pod.equals(armed) ? null : armed))) {
+        if (pod.equals(replaceAfterNextStream.getAndUpdate(armed -> pod.equals(armed) ? null : armed))) {
+            replace(stream.group(1), stream.group(2), Map.of());
+        }
+    }
+
+    private void replaceBeforeExecIfArmed(String requestPath) {
+        Matcher stream = POD_STREAM.matcher(withoutQuery(requestPath));
+        if (!stream.matches()) {
             return;
         }
-        String namespace = stream.group(1);
-        String path = "/api/v1/namespaces/" + namespace + "/pods/" + stream.group(2);
+        String pod = stream.group(1) + "/" + stream.group(2);
+        Map.Entry<String, Map<String, String>> armed =
+                replaceBeforeNextExec.getAndUpdate(entry -> entry != null && pod.equals(entry.getKey()) ? null : entry);
+        if (armed != null && pod.equals(armed.getKey())) {
+            replace(stream.group(1), stream.group(2), armed.getValue());
+        }
+    }
+
+    private void replace(String namespace, String name, Map<String, String> labels) {
+        String path = "/api/v1/namespaces/" + namespace + "/pods/" + name;
         synchronized (writes) {
             Pod old = new KubeletStore()
-                    .pod(namespace, stream.group(2))
+                    .pod(namespace, name)
                     .orElseThrow(() -> new IllegalStateException("no pod " + path + " to replace"));
             handleDelete(path);
             kubelet.podDeleted(old.getMetadata().getUid());
@@ -193,6 +221,7 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
                     .withUid(null)
                     .withResourceVersion(null)
                     .withCreationTimestamp(null)
+                    .addToLabels(labels)
                     .endMetadata()
                     .build();
             MockResponse created = super.dispatch(
@@ -212,6 +241,7 @@ public final class PreconditionEnforcingDispatcher extends KubernetesCrudDispatc
         received.add(new ReceivedRequest(request.getMethod(), request.getPath(), request.getHeader("User-Agent")));
         HttpMethod method = request.method();
         if (method == HttpMethod.GET && FakeKubelet.isExec(request.getPath())) {
+            replaceBeforeExecIfArmed(request.getPath());
             MockResponse answer = kubelet.exec(request);
             replaceIfArmed(request.getPath());
             return answer;
