@@ -3,6 +3,7 @@ package dev.sandgate.driver.reference;
 import static java.util.Objects.requireNonNull;
 
 import dev.sandgate.driver.toolkit.ExecutionFacts;
+import dev.sandgate.driver.toolkit.FileBoundary;
 import dev.sandgate.driver.toolkit.GuardedMutations;
 import dev.sandgate.driver.toolkit.Identity;
 import dev.sandgate.driver.toolkit.PollingWatch;
@@ -64,6 +65,7 @@ import java.util.function.Supplier;
  * under the lock: a hook may wait on the same sandbox), and {@link PollingWatch} delivers the watch.
  */
 final class ReferenceDriver implements ComputeDriver {
+    private static final FileBoundary BOUNDARY = new FileBoundary("the reference directory");
     private static final System.Logger LOG = System.getLogger(ReferenceDriver.class.getName());
     /**
      * A watch looks at every record (a stat each) once over this many polls, a slice of them on each, to see changes
@@ -490,16 +492,8 @@ final class ReferenceDriver implements ComputeDriver {
                 : new DriverException(DriverErrorCode.INTERNAL, "the reference watch failed: " + e.getMessage(), e);
     }
 
-    /** Maps file system failures to UNAVAILABLE and unreadable records to INTERNAL, once, at the SPI boundary. */
+    /** Maps file system failures and unreadable records once, at the SPI boundary ({@link FileBoundary}). */
     private static <T> T boundary(Supplier<T> call) {
-        try {
-            return call.get();
-        } catch (UncheckedIOException e) {
-            throw new DriverException(
-                    DriverErrorCode.UNAVAILABLE, "the reference directory failed: " + e.getMessage(), e);
-        } catch (IllegalStateException | IllegalArgumentException e) {
-            throw new DriverException(
-                    DriverErrorCode.INTERNAL, "the reference directory is inconsistent: " + e.getMessage(), e);
-        }
+        return BOUNDARY.call(call);
     }
 }

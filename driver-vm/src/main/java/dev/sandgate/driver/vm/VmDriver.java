@@ -2,6 +2,7 @@ package dev.sandgate.driver.vm;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.driver.toolkit.FileBoundary;
 import dev.sandgate.driver.toolkit.GuardedMutations;
 import dev.sandgate.driver.toolkit.Identity;
 import dev.sandgate.driver.toolkit.PollingWatch;
@@ -64,6 +65,7 @@ import org.slf4j.LoggerFactory;
  * SnapshotDiff}, which adds the guest's report lines as platform events.
  */
 final class VmDriver implements ComputeDriver {
+    private static final FileBoundary BOUNDARY = new FileBoundary("the VM state directory");
     private static final Logger LOG = LoggerFactory.getLogger(VmDriver.class);
 
     /** What a VM enforces from outside the guest. The other fields would be guest settings its root could undo. */
@@ -564,16 +566,8 @@ final class VmDriver implements ComputeDriver {
         }
     }
 
-    /** Maps file system failures to UNAVAILABLE and unreadable records to INTERNAL, once, at the SPI boundary. */
+    /** Maps file system failures and unreadable records once, at the SPI boundary ({@link FileBoundary}). */
     private static <T> T boundary(Supplier<T> call) {
-        try {
-            return call.get();
-        } catch (UncheckedIOException e) {
-            throw new DriverException(
-                    DriverErrorCode.UNAVAILABLE, "the VM state directory failed: " + e.getMessage(), e);
-        } catch (IllegalArgumentException e) {
-            throw new DriverException(
-                    DriverErrorCode.INTERNAL, "a VM state directory is inconsistent: " + e.getMessage(), e);
-        }
+        return BOUNDARY.call(call);
     }
 }
