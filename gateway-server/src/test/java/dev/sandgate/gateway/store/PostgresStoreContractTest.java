@@ -3,17 +3,14 @@ package dev.sandgate.gateway.store;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.sandgate.gateway.testing.TestPostgres;
 import dev.sandgate.testing.EngineTest;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 
@@ -26,20 +23,7 @@ import org.junit.jupiter.api.Test;
 class PostgresStoreContractTest extends StoreContractTest {
     /** The database named by the environment, or the test is skipped (or fails under CI). */
     static PostgresStore.Settings settings() throws Exception {
-        String url = System.getenv("SANDGATE_POSTGRES_URL");
-        String user = System.getenv("SANDGATE_POSTGRES_USER");
-        String passwordFile = System.getenv("SANDGATE_POSTGRES_PASSWORD_FILE");
-        if (url == null || user == null) {
-            assertThat(Boolean.getBoolean("sandgate.requireEngines"))
-                    .as("SANDGATE_POSTGRES_URL and SANDGATE_POSTGRES_USER are set (scripts/engines/postgres.sh)")
-                    .isFalse();
-            Assumptions.abort("no PostgreSQL: run scripts/test, which starts one (scripts/engines/postgres.sh)");
-        }
-        Optional<String> password = passwordFile == null
-                ? Optional.empty()
-                : Optional.of(Files.readString(Path.of(passwordFile), StandardCharsets.UTF_8)
-                        .strip());
-        return new PostgresStore.Settings(url, user, password);
+        return TestPostgres.settings();
     }
 
     @Override
