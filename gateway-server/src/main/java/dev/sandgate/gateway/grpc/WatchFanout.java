@@ -87,6 +87,7 @@ final class WatchFanout implements AutoCloseable {
     private final Delivery[] ring;
     private final BlockingQueue<SandboxChange> changes;
     private final WatchHub.Registration registration;
+    private final WatchHub.Registration missedRegistration;
     private final Thread thread;
     /** The sequence the next change gets; written by the fan-out thread only, after the change's slot. */
     private volatile long head;
@@ -118,6 +119,7 @@ final class WatchFanout implements AutoCloseable {
         }
         this.thread = Thread.ofPlatform().name("sandgate-watch-fanout").daemon().unstarted(this::run);
         this.registration = hub.register(this::committed);
+        this.missedRegistration = hub.onMissed(this::missed);
         thread.start();
     }
 
@@ -184,6 +186,16 @@ final class WatchFanout implements AutoCloseable {
         }
     }
 
+    /** Changes may have been missed (the replica's change-log follower fell behind): every stream starts over. */
+    private void missed() {
+        if (!streams.isEmpty()) {
+            log.warn("this replica may have missed changes: every watch stream ends with WATCH_OVERFLOW");
+        }
+        for (WatchStream stream : streams) {
+            stream.overflow();
+        }
+    }
+
     private void run() {
         List<SandboxChange> batch = new ArrayList<>(BATCH);
         while (!closed) {
@@ -215,6 +227,7 @@ final class WatchFanout implements AutoCloseable {
     public void close() {
         closed = true;
         registration.close();
+        missedRegistration.close();
         thread.interrupt();
     }
 

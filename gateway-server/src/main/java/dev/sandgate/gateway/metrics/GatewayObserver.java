@@ -43,6 +43,19 @@ public interface GatewayObserver {
     /** A change did not fit a watch stream's buffer: that stream ends with WATCH_OVERFLOW. */
     default void watchEventDropped() {}
 
+    /**
+     * The replica's change-log follower (PostgreSQL) passed over {@code count} sequence numbers that no committed
+     * change will fill: taken by transactions that all ended without a row ({@code atTimeCap} false), or still open
+     * after the hole had been held for its time cap ({@code atTimeCap} true: a change may have been missed).
+     */
+    default void watchLogHolesSkipped(long count, boolean atTimeCap) {}
+
+    /**
+     * The replica's change-log follower may have missed changes (it fell behind the log's pruning, or could not tell
+     * after a lost connection): every watch stream of the replica ends with WATCH_OVERFLOW.
+     */
+    default void watchLogMissed() {}
+
     /** The readiness check saw the driver's engine available, or not. */
     default void engineAvailable(boolean available) {}
 

@@ -58,6 +58,9 @@ public final class PrometheusMetrics implements GatewayObserver, AutoCloseable {
     private final Counter retries;
     private final Counter delivered;
     private final Counter dropped;
+    private final Counter holesSkipped;
+    private final Counter holesCapped;
+    private final Counter logMissed;
     private final AtomicInteger openWatches = new AtomicInteger();
     private final AtomicInteger engineUp = new AtomicInteger(1);
     private volatile boolean serving;
@@ -90,6 +93,17 @@ public final class PrometheusMetrics implements GatewayObserver, AutoCloseable {
                 .register(registry);
         dropped = Counter.builder("sandgate.watch.events.dropped")
                 .description("Changes that overflowed a watch stream's buffer (the stream ends with WATCH_OVERFLOW)")
+                .register(registry);
+        holesSkipped = Counter.builder("sandgate.watch.log.holes.skipped")
+                .description("Change-log sequence numbers passed over as never filled (their transactions ended)")
+                .tag("reason", "ended")
+                .register(registry);
+        holesCapped = Counter.builder("sandgate.watch.log.holes.skipped")
+                .description("Change-log sequence numbers passed over as never filled (their transactions ended)")
+                .tag("reason", "time_cap")
+                .register(registry);
+        logMissed = Counter.builder("sandgate.watch.log.missed")
+                .description("Times the change-log follower may have missed changes (its watch streams ended)")
                 .register(registry);
         Gauge.builder("sandgate.watch.streams.open", openWatches, AtomicInteger::get)
                 .description("Open WatchSandboxes streams")
@@ -245,6 +259,16 @@ public final class PrometheusMetrics implements GatewayObserver, AutoCloseable {
     @Override
     public void watchEventDropped() {
         dropped.increment();
+    }
+
+    @Override
+    public void watchLogHolesSkipped(long count, boolean atTimeCap) {
+        (atTimeCap ? holesCapped : holesSkipped).increment(count);
+    }
+
+    @Override
+    public void watchLogMissed() {
+        logMissed.increment();
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.sandgate.gateway.server;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.sandgate.gateway.lifecycle.ChangeFollower;
 import dev.sandgate.gateway.lifecycle.FaultInjector;
 import dev.sandgate.gateway.lifecycle.Lifecycle;
 import dev.sandgate.gateway.lifecycle.LifecycleSettings;
@@ -64,6 +65,9 @@ public final class Gateway implements AutoCloseable {
     static final int LOST_LEADERSHIP_EXIT = 75;
 
     private final ReplicaCoordination coordination;
+    /** Null on SQLite, where changes are streamed in process. */
+    private final ChangeFollower follower;
+
     private final FileChannel lockChannel;
     private final FileLock lock;
     private final Store store;
@@ -76,6 +80,7 @@ public final class Gateway implements AutoCloseable {
 
     private Gateway(
             ReplicaCoordination coordination,
+            ChangeFollower follower,
             FileChannel lockChannel,
             FileLock lock,
             Store store,
@@ -85,6 +90,7 @@ public final class Gateway implements AutoCloseable {
             Operability operability,
             PrometheusMetrics metrics) {
         this.coordination = coordination;
+        this.follower = follower;
         this.operability = operability;
         this.metrics = metrics;
         this.lockChannel = lockChannel;
@@ -158,6 +164,7 @@ public final class Gateway implements AutoCloseable {
         NamedDriver named = null;
         PrometheusMetrics metrics = null;
         ReplicaCoordination coordination = ReplicaCoordination.single();
+        ChangeFollower follower = null;
         try {
             createPrivateDirectory(dataDir);
             channel = openLockFile(dataDir.resolve(LOCK_FILE));
@@ -213,10 +220,20 @@ public final class Gateway implements AutoCloseable {
                         config.metricsListen().get().getHostString(),
                         metrics.port());
             }
+            if (store instanceof PostgresStore postgres) {
+                // Every replica's changes reach this replica's watchers through the store's change log.
+                ReplicaCoordination leading = coordination;
+                follower = new ChangeFollower(
+                        postgres::openChangeLog,
+                        lifecycle.hub(),
+                        () -> leading.leaderLease().isPresent(),
+                        lifecycle::observer);
+            }
             coordination.lead(lifecycle::recover, lifecycle::recoverOrphans, Gateway::leadershipLost);
             log.info("gateway {} opened: driver={} data-dir={}", gatewayId, named.name(), dataDir);
             return new Gateway(
                     coordination,
+                    follower,
                     channel,
                     lock,
                     store,
@@ -226,12 +243,14 @@ public final class Gateway implements AutoCloseable {
                     new Operability(observer, engineCheck, config.readinessInterval()),
                     metrics);
         } catch (IOException e) {
+            closeQuietly(follower);
             coordination.close();
             closeQuietly(metrics);
             closeQuietly(named, store, lock, channel);
             throw new UncheckedIOException(
                     "cannot open the data directory " + dataDir + ": " + IoReasons.describe(e), e);
         } catch (RuntimeException e) {
+            closeQuietly(follower);
             coordination.close();
             closeQuietly(metrics);
             closeQuietly(named, store, lock, channel);
@@ -382,10 +401,17 @@ public final class Gateway implements AutoCloseable {
 
     @Override
     public void close() {
+        closeQuietly(follower);
         lifecycle.close();
         coordination.close();
         closeQuietly(new NamedDriver(lifecycle.driverName(), driver), store, lock, lockChannel);
         closeQuietly(metrics);
+    }
+
+    private static void closeQuietly(ChangeFollower follower) {
+        if (follower != null) {
+            follower.close();
+        }
     }
 
     private static void closeQuietly(PrometheusMetrics metrics) {

@@ -50,13 +50,14 @@ public final class PostgresStore implements Store {
     }
 
     private final SqlStore store;
+    private final Settings settings;
 
     /**
      * Connects, migrates the schema (Flyway serializes replicas that start at once) and opens the readers. Throws
      * {@link StoreException} if the server refuses the connection.
      */
     public PostgresStore(Settings settings) {
-        requireNonNull(settings, "settings is null");
+        this.settings = requireNonNull(settings, "settings is null");
         DecodedColumns decoded = new DecodedColumns();
         Connection writer = null;
         HikariDataSource pool = null;
@@ -87,7 +88,7 @@ public final class PostgresStore implements Store {
         }
     }
 
-    private static Connection connect(Settings settings) throws SQLException {
+    static Connection connect(Settings settings) throws SQLException {
         Properties properties = new Properties();
         properties.setProperty("user", settings.user());
         settings.password().ifPresent(password -> properties.setProperty("password", password));
@@ -129,6 +130,14 @@ public final class PostgresStore implements Store {
     @Override
     public <T> T read(Function<StoreTransaction, T> work) {
         return store.read(work);
+    }
+
+    /**
+     * Opens a connection of its own to the log of sandbox changes, listening for them: the one a replica's follower
+     * reads every replica's changes from. The caller closes it.
+     */
+    public ChangeLog openChangeLog() {
+        return ChangeLog.open(settings);
     }
 
     /** Closes the readers, then the writer once no write runs. */

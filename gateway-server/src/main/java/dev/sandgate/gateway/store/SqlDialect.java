@@ -25,6 +25,11 @@ enum SqlDialect {
         boolean insertSkipsTakenName() {
             return false;
         }
+
+        @Override
+        boolean logsChanges() {
+            return false;
+        }
     },
     POSTGRESQL(StoreStatements.POSTGRESQL) {
         /* Replicas write at once: the server aborts one of two deadlocked transactions (rows locked in other orders). */
@@ -47,6 +52,11 @@ enum SqlDialect {
 
         @Override
         boolean insertSkipsTakenName() {
+            return true;
+        }
+
+        @Override
+        boolean logsChanges() {
             return true;
         }
     };
@@ -79,4 +89,10 @@ enum SqlDialect {
 
     /** Whether an insert of a sandbox whose name is taken inserts nothing instead of failing. */
     abstract boolean insertSkipsTakenName();
+
+    /**
+     * Whether every write of a sandbox row appends to the change log ({@link ChangeLog}), for replicas that share the
+     * database; a gateway alone on its database (SQLite) streams its changes in process.
+     */
+    abstract boolean logsChanges();
 }

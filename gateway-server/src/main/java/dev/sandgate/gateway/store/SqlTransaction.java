@@ -102,8 +102,12 @@ final class SqlTransaction implements StoreTransaction {
                 bind(label, List.of(s.id(), entry.getKey(), entry.getValue()));
                 label.executeUpdate();
             }
-            changes.add(new CommittedRows.Inserted(CommittedRows.inserted(
-                    s, db.decoded.decode(s.id(), specJson, labelsJson), StoreJson.conditions(conditionsJson))));
+            SandboxRecord row = CommittedRows.inserted(
+                    s, db.decoded.decode(s.id(), specJson, labelsJson), StoreJson.conditions(conditionsJson));
+            changes.add(new CommittedRows.Inserted(row));
+            if (dialect.logsChanges()) {
+                ChangeLog.append(db, ChangeLog.Kind.ADDED, row, Instant.now());
+            }
             return inserted;
         } catch (SQLException e) {
             throw new StoreException("inserting sandbox " + s.id() + " failed", e);
@@ -126,7 +130,11 @@ final class SqlTransaction implements StoreTransaction {
                 throw new StaleRecordException("sandbox " + s.id() + " changed since version " + s.resourceVersion());
             }
             changes.add(new CommittedRows.Updated(s, s.resourceVersion(), StoreJson.conditions(conditionsJson)));
-            return s.toBuilder().resourceVersion(next).build();
+            SandboxRecord written = s.toBuilder().resourceVersion(next).build();
+            if (dialect.logsChanges()) {
+                ChangeLog.append(db, ChangeLog.Kind.MODIFIED, written, Instant.now());
+            }
+            return written;
         } catch (SQLException e) {
             throw new StoreException("updating sandbox " + s.id() + " failed", e);
         }
@@ -136,16 +144,34 @@ final class SqlTransaction implements StoreTransaction {
     public void deleteSandbox(String id, long expectedVersion) {
         requireWritable();
         try {
-            PreparedStatement statement = db.prepare(DELETE_SANDBOX);
-            bind(statement, List.of(id, expectedVersion));
-            if (statement.executeUpdate() != 1) {
-                throw new StaleRecordException("sandbox " + id + " changed since version " + expectedVersion);
+            if (dialect.logsChanges()) {
+                deleteAndLog(id, expectedVersion);
+            } else {
+                PreparedStatement statement = db.prepare(DELETE_SANDBOX);
+                bind(statement, List.of(id, expectedVersion));
+                if (statement.executeUpdate() != 1) {
+                    throw new StaleRecordException("sandbox " + id + " changed since version " + expectedVersion);
+                }
             }
             db.decoded.forget(id);
             changes.add(new CommittedRows.Deleted(id));
         } catch (SQLException e) {
             throw new StoreException("deleting sandbox " + id + " failed", e);
         }
+    }
+
+    /** Deletes the row and appends it, as it was, to the change log. */
+    private void deleteAndLog(String id, long expectedVersion) throws SQLException {
+        PreparedStatement statement = db.prepare(DELETE_SANDBOX_RETURNING);
+        bind(statement, List.of(id, expectedVersion));
+        SandboxRecord deleted;
+        try (ResultSet rs = statement.executeQuery()) {
+            if (!rs.next()) {
+                throw new StaleRecordException("sandbox " + id + " changed since version " + expectedVersion);
+            }
+            deleted = StoreRows.sandbox(rs, db.decoded);
+        }
+        ChangeLog.append(db, ChangeLog.Kind.REMOVED, deleted, Instant.now());
     }
 
     @Override

@@ -45,6 +45,9 @@ final class StoreStatements {
 
     static final String DELETE_SANDBOX = "DELETE FROM sandbox WHERE id = ? AND resource_version = ?";
 
+    /** The delete that returns the row it deleted, for the change log (PostgreSQL). */
+    static final String DELETE_SANDBOX_RETURNING = DELETE_SANDBOX + " RETURNING " + SANDBOX_COLUMNS;
+
     static final String SELECT_PENDING =
             "SELECT " + SANDBOX_COLUMNS + " FROM sandbox WHERE pending_operation IS NOT NULL ORDER BY pending_since_ms";
 

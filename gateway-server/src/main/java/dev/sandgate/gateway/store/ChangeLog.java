@@ -1,0 +1,283 @@
+package dev.sandgate.gateway.store;
+
+import static java.util.Objects.requireNonNull;
+
+import com.google.gson.JsonParser;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/**
+ * The ordered log of sandbox changes on PostgreSQL (table sandbox_change), by which every replica streams the changes
+ * that any replica commits. {@link SqlTransaction} appends a row for every insert, update and delete of a sandbox row,
+ * in the writing transaction, and notifies {@link #CHANNEL}, which PostgreSQL delivers at the commit. A follower opens
+ * one of these, a connection of its own that listens on the channel, and reads the rows after its position in
+ * sequence order ({@link #after}).
+ *
+ * <p>A row's sequence number is taken before its transaction commits, so a row may become visible after rows with
+ * larger numbers: every {@link Page} carries the snapshot it was read in, so that a follower can tell when the
+ * transactions that may still fill a hole have all ended ({@link Snapshot#allEndedBy}).
+ */
+public final class ChangeLog implements AutoCloseable {
+    /** The channel every sandbox change is notified on (with an empty payload). */
+    public static final String CHANNEL = "sandgate_sandbox_change";
+
+    private static final String APPEND = "WITH logged AS (INSERT INTO sandbox_change (sandbox_id, resource_version,"
+            + " change_type, sandbox_json, change_ms) VALUES (?, ?, ?, ?, ?) RETURNING seq)"
+            + " SELECT pg_notify('" + CHANNEL + "', '') FROM logged";
+
+    /**
+     * The rows after a position and, on a row of its own (seq null) when there are none, the prune mark and the
+     * statement's snapshot: all read in one snapshot.
+     */
+    private static final String AFTER = "SELECT p.through, pg_current_snapshot()::text AS snap, c.seq, c.change_type,"
+            + " c.sandbox_json, c.change_ms FROM sandbox_change_pruned p LEFT JOIN LATERAL (SELECT seq, change_type,"
+            + " sandbox_json, change_ms FROM sandbox_change WHERE seq > ? ORDER BY seq LIMIT ?) c ON true"
+            + " ORDER BY c.seq";
+
+    /** The newest rows' sequence numbers, newest first, with the prune mark. */
+    private static final String NEWEST = "SELECT p.through, c.seq FROM sandbox_change_pruned p LEFT JOIN LATERAL"
+            + " (SELECT seq FROM sandbox_change ORDER BY seq DESC LIMIT ?) c ON true ORDER BY c.seq DESC";
+
+    /** Raises the prune mark to the larger of its two bounds (by age, by count) and removes the rows up to it. */
+    private static final String PRUNE = "WITH mark AS (UPDATE sandbox_change_pruned SET through = GREATEST(through,"
+            + " COALESCE((SELECT max(seq) FROM sandbox_change WHERE change_ms < ?), 0),"
+            + " COALESCE((SELECT max(seq) FROM sandbox_change), 0) - ?) RETURNING through)"
+            + " DELETE FROM sandbox_change WHERE seq <= (SELECT through FROM mark)";
+
+    /** What a change did to its sandbox row. */
+    public enum Kind {
+        ADDED,
+        MODIFIED,
+        REMOVED
+    }
+
+    /**
+     * One row of the log.
+     *
+     * @param sequence its position
+     * @param kind insert, update or delete
+     * @param sandbox the record after the change (for REMOVED, as it was deleted), without environment values and
+     *     pending transition
+     * @param time when it was written (the writer's clock)
+     */
+    public record Entry(long sequence, Kind kind, SandboxRecord sandbox, Instant time) {
+        public Entry {
+            requireNonNull(kind, "kind is null");
+            requireNonNull(sandbox, "sandbox is null");
+            requireNonNull(time, "time is null");
+        }
+    }
+
+    /**
+     * A snapshot as {@code pg_current_snapshot()} gives it: every transaction id below {@code xmin} had ended, none at
+     * or above {@code xmax} had begun, and those in {@code inProgress} were running.
+     */
+    public record Snapshot(long xmin, long xmax, Set<Long> inProgress) {
+        public Snapshot {
+            inProgress = Set.copyOf(inProgress);
+        }
+
+        /** Parses {@code xmin:xmax:xip,...}. */
+        static Snapshot parse(String text) {
+            String[] parts = text.split(":", -1);
+            if (parts.length != 3) {
+                throw new StoreException("unexpected snapshot " + text);
+            }
+            Set<Long> running = new HashSet<>();
+            if (!parts[2].isEmpty()) {
+                for (String xid : parts[2].split(",", -1)) {
+                    running.add(Long.parseLong(xid));
+                }
+            }
+            return new Snapshot(Long.parseLong(parts[0]), Long.parseLong(parts[1]), running);
+        }
+
+        /** Whether every transaction running at this snapshot had ended by {@code later}, a snapshot taken after it. */
+        public boolean allEndedBy(Snapshot later) {
+            for (long xid : inProgress) {
+                if (xid >= later.xmin()
+                        && (xid >= later.xmax() || later.inProgress().contains(xid))) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /**
+     * What one read found, all in one snapshot.
+     *
+     * @param prunedThrough the largest sequence number the leader may have pruned: rows up to it may be gone
+     * @param snapshot the snapshot the rows were read in
+     * @param entries the rows after the position asked for, in sequence order
+     */
+    public record Page(long prunedThrough, Snapshot snapshot, List<Entry> entries) {
+        public Page {
+            requireNonNull(snapshot, "snapshot is null");
+            entries = List.copyOf(entries);
+        }
+    }
+
+    /**
+     * The newest rows' positions.
+     *
+     * @param prunedThrough as in {@link Page}
+     * @param sequences the newest rows' sequence numbers, in ascending order
+     */
+    public record Newest(long prunedThrough, List<Long> sequences) {
+        public Newest {
+            sequences = List.copyOf(sequences);
+        }
+    }
+
+    private final Connection connection;
+    private final PGConnection notifications;
+
+    private ChangeLog(Connection connection) throws SQLException {
+        this.connection = connection;
+        this.notifications = connection.unwrap(PGConnection.class);
+    }
+
+    /** Opens a connection of its own that listens on {@link #CHANNEL}. */
+    static ChangeLog open(PostgresStore.Settings settings) {
+        Connection connection = null;
+        try {
+            connection = PostgresStore.connect(settings);
+            connection.setAutoCommit(true);
+            try (Statement listen = connection.createStatement()) {
+                listen.execute("LISTEN " + CHANNEL);
+            }
+            return new ChangeLog(connection);
+        } catch (SQLException e) {
+            if (connection != null) {
+                try {
+                    connection.close();
+                } catch (SQLException closing) {
+                    e.addSuppressed(closing);
+                }
+            }
+            throw new StoreException("cannot open the change log at " + settings.url(), e);
+        }
+    }
+
+    /** Appends a row for {@code sandbox} in the writer's open transaction, and notifies the channel at its commit. */
+    static void append(PreparedConnection db, Kind kind, SandboxRecord sandbox, Instant time) throws SQLException {
+        PreparedStatement statement = db.prepare(APPEND);
+        statement.setString(1, sandbox.id());
+        statement.setLong(2, sandbox.resourceVersion());
+        statement.setString(3, kind.name());
+        statement.setString(4, ReplyJson.sandbox(sandbox).toString());
+        statement.setLong(5, time.toEpochMilli());
+        try (ResultSet rs = statement.executeQuery()) {
+            rs.next();
+        }
+    }
+
+    /** Up to {@code limit} rows after {@code sequence}, in order. */
+    public Page after(long sequence, int limit) {
+        try (PreparedStatement statement = connection.prepareStatement(AFTER)) {
+            statement.setLong(1, sequence);
+            statement.setInt(2, limit);
+            long pruned = 0;
+            Snapshot snapshot = null;
+            List<Entry> entries = new ArrayList<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    pruned = rs.getLong("through");
+                    if (snapshot == null) {
+                        snapshot = Snapshot.parse(rs.getString("snap"));
+                    }
+                    long seq = rs.getLong("seq");
+                    if (!rs.wasNull()) {
+                        entries.add(new Entry(
+                                seq,
+                                Kind.valueOf(rs.getString("change_type")),
+                                ReplyJson.sandbox(JsonParser.parseString(rs.getString("sandbox_json"))
+                                        .getAsJsonObject()),
+                                Instant.ofEpochMilli(rs.getLong("change_ms"))));
+                    }
+                }
+            }
+            return new Page(pruned, requireNonNull(snapshot, "no snapshot"), entries);
+        } catch (SQLException | RuntimeException e) {
+            throw new StoreException("reading the change log failed", e);
+        }
+    }
+
+    /** The sequence numbers of the newest {@code limit} rows. */
+    public Newest newest(int limit) {
+        try (PreparedStatement statement = connection.prepareStatement(NEWEST)) {
+            statement.setInt(1, limit);
+            long pruned = 0;
+            List<Long> sequences = new ArrayList<>();
+            try (ResultSet rs = statement.executeQuery()) {
+                while (rs.next()) {
+                    pruned = rs.getLong("through");
+                    long seq = rs.getLong("seq");
+                    if (!rs.wasNull()) {
+                        sequences.add(seq);
+                    }
+                }
+            }
+            return new Newest(pruned, sequences.reversed());
+        } catch (SQLException e) {
+            throw new StoreException("reading the change log failed", e);
+        }
+    }
+
+    /**
+     * Waits up to {@code timeout} for a notification on {@link #CHANNEL} and takes every one that arrived; returns
+     * whether there was one.
+     */
+    public boolean await(Duration timeout) {
+        try {
+            PGNotification[] arrived = notifications.getNotifications((int) Math.max(1, timeout.toMillis()));
+            return arrived != null && arrived.length > 0;
+        } catch (SQLException e) {
+            throw new StoreException("waiting for change notifications failed", e);
+        }
+    }
+
+    /**
+     * Removes the rows written before {@code now - retention}, and the oldest beyond the newest {@code keep}, and raises
+     * the prune mark over them; returns how many it removed.
+     */
+    public int prune(Instant now, Duration retention, long keep) {
+        try (PreparedStatement statement = connection.prepareStatement(PRUNE)) {
+            statement.setLong(1, now.minus(retention).toEpochMilli());
+            statement.setLong(2, keep);
+            return statement.executeUpdate();
+        } catch (SQLException e) {
+            throw new StoreException("pruning the change log failed", e);
+        }
+    }
+
+    /** Whether the connection still answers (checked after a failure). */
+    public boolean isValid() {
+        try {
+            return connection.isValid(2);
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            connection.close();
+        } catch (SQLException e) {
+            // closing anyway
+        }
+    }
+}
