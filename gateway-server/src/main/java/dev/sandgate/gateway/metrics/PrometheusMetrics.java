@@ -263,7 +263,7 @@ public final class PrometheusMetrics implements GatewayObserver, AutoCloseable {
 
     @Override
     public void watchLogHolesSkipped(long count, boolean atTimeCap) {
-        (atTimeCap ? holesCapped : holesSkipped).increment(count);
+        (atTimeCap ? holesCapped : holesSkipped).increment((double) count);
     }
 
     @Override

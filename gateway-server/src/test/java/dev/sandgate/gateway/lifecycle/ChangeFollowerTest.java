@@ -1,0 +1,134 @@
+package dev.sandgate.gateway.lifecycle;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sandgate.gateway.metrics.GatewayObserver;
+import dev.sandgate.gateway.policy.PolicyDocument;
+import dev.sandgate.gateway.store.ChangeLog;
+import dev.sandgate.gateway.store.PolicyMode;
+import dev.sandgate.gateway.store.PostgresStore;
+import dev.sandgate.gateway.store.SandboxPhase;
+import dev.sandgate.gateway.store.SandboxRecord;
+import dev.sandgate.gateway.store.StoredSpec;
+import dev.sandgate.gateway.testing.TestPostgres;
+import dev.sandgate.spi.Identifiers;
+import dev.sandgate.testing.EngineTest;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** The change-log follower on a real PostgreSQL: the order in which it delivers what replicas commit. */
+class ChangeFollowerTest {
+    @Test
+    @DisplayName("the start position is the newest row, or the row before the first hole among the newest rows")
+    void startsAtTheNewestRowOrBeforeAHole() {
+        assertThat(ChangeFollower.startPosition(new ChangeLog.Newest(7, List.of())))
+                .isEqualTo(7);
+        assertThat(ChangeFollower.startPosition(new ChangeLog.Newest(0, List.of(3L, 4L, 5L))))
+                .isEqualTo(5);
+        assertThat(ChangeFollower.startPosition(new ChangeLog.Newest(0, List.of(3L, 4L, 6L, 7L, 9L))))
+                .isEqualTo(4);
+    }
+
+    @Test
+    @EngineTest
+    @DisplayName("a change whose transaction took its sequence number first but commits after a later one is held"
+            + " for, then delivered before it: nothing is delivered out of sequence order")
+    void holeIsHeldUntilItsTransactionCommits() throws Exception {
+        PostgresStore.Settings settings = TestPostgres.settings();
+        ExecutorService threads = Executors.newSingleThreadExecutor();
+        try (PostgresStore first = new PostgresStore(settings);
+                PostgresStore second = new PostgresStore(settings)) {
+            SandboxRecord x = first.write(tx -> tx.insertSandbox(sandbox("hole-x")));
+            SandboxRecord y = first.write(tx -> tx.insertSandbox(sandbox("hole-y")));
+            WatchHub hub = new WatchHub();
+            List<SandboxChange> delivered = new CopyOnWriteArrayList<>();
+            var unused = hub.register(delivered::add);
+            try (ChangeFollower follower =
+                    new ChangeFollower(first::openChangeLog, hub, () -> false, () -> GatewayObserver.NONE)) {
+                CountDownLatch taken = new CountDownLatch(1);
+                CountDownLatch commit = new CountDownLatch(1);
+                // x's update takes its sequence number and waits, uncommitted, while y's commits with a larger one.
+                Future<?> held = threads.submit(() -> first.write(tx -> {
+                    tx.updateSandbox(x.toBuilder().runtime(1, "RUNNING", "x").build());
+                    taken.countDown();
+                    await(commit);
+                    return null;
+                }));
+                assertThat(taken.await(30, TimeUnit.SECONDS)).isTrue();
+                second.write(tx -> tx.updateSandbox(
+                        y.toBuilder().runtime(1, "RUNNING", "y").build()));
+                awaitUntil(() -> follower.holdingAt().isPresent());
+                List<SandboxChange> whileHeld = List.copyOf(delivered);
+                commit.countDown();
+                held.get(30, TimeUnit.SECONDS);
+                awaitUntil(() -> delivered.size() >= 2);
+
+                assertThat(whileHeld).isEmpty();
+                assertThat(delivered)
+                        .extracting(change -> change.sandbox().runtimeDetail())
+                        .containsExactly("x", "y");
+                assertThat(delivered)
+                        .allSatisfy(change -> assertThat(change.type()).isEqualTo(SandboxChange.Type.MODIFIED));
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Waits (up to 30 s) for {@code condition}. */
+    private static void awaitUntil(BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        while (!condition.getAsBoolean()) {
+            assertThat(System.nanoTime()).as("condition met in time").isLessThan(deadline);
+            Thread.sleep(5);
+        }
+    }
+
+    private static SandboxRecord sandbox(String name) {
+        Instant now = Instant.parse("2026-01-01T00:00:00Z");
+        String digest = PolicyDocument.DEFAULT.digest();
+        return new SandboxRecord(
+                Identifiers.newSandboxId(),
+                "team",
+                name + "-" + Identifiers.newSandboxId(),
+                SandboxPhase.READY,
+                1,
+                now,
+                1,
+                digest,
+                1,
+                "RUNNING",
+                "",
+                PolicyMode.LIVE,
+                1,
+                digest,
+                new StoredSpec("img", List.of("sh"), List.of(), Map.of("SECRET", "value"), 0, 0),
+                Map.of(),
+                List.of(),
+                Optional.empty(),
+                0,
+                now,
+                now,
+                Optional.empty(),
+                Optional.empty());
+    }
+}
