@@ -177,7 +177,13 @@ final class WatchStream {
             end(new GatewayException(ErrorReason.GATEWAY_SHUTTING_DOWN, "the gateway is shutting down; watch again"));
             return false;
         }
-        if (overflowed || fanout.head() - cursor > fanout.capacity()) {
+        if (overflowed) {
+            lifecycle.observer().watchEventDropped();
+            end(new GatewayException(
+                    ErrorReason.WATCH_OVERFLOW, "the watch may have missed changes (it fell behind); watch again"));
+            return false;
+        }
+        if (fanout.head() - cursor > fanout.capacity()) {
             overflow(fanout.capacity());
             return false;
         }

@@ -27,8 +27,9 @@ import org.slf4j.LoggerFactory;
  *       transaction that was running when the hole was seen has ended (a later read's snapshot shows it) and the row is
  *       still missing: it never will be (its transaction rolled back). As a last resort it passes a hole held for
  *       {@link #HOLE_CAP}, with a warning. Both are counted ({@link GatewayObserver#watchLogHolesSkipped}).
- *   <li><b>Start.</b> It starts at the newest row (its replica's watch streams begin with a snapshot of the store), or
- *       at the first hole among the newest rows, so that a transaction in flight at the start is not passed over.
+ *   <li><b>Start.</b> It starts at the newest row: its replica's watch streams, opened later, begin with a snapshot of
+ *       the store. It first waits (up to {@link #HOLE_CAP}) for the transactions running when it read that row to end,
+ *       so that a change with a smaller number, committed after, is in those snapshots.
  *   <li><b>Falling behind.</b> The leader prunes rows older than {@link #RETENTION} (and beyond the newest {@link
  *       #KEEP}). A follower whose position was pruned may have missed changes: it tells the hub ({@link
  *       WatchHub#missed}), whose watch streams end with WATCH_OVERFLOW so that their clients watch again, and goes on
@@ -53,8 +54,6 @@ public final class ChangeFollower implements AutoCloseable {
     static final Duration PRUNE_EVERY = Duration.ofSeconds(30);
 
     private static final int PAGE = 500;
-    /** How many of the newest rows the start looks for a hole in. */
-    private static final int START_WINDOW = 1_000;
 
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(5);
 
@@ -91,7 +90,7 @@ public final class ChangeFollower implements AutoCloseable {
         this.observer = requireNonNull(observer, "observer is null");
         this.changes = connect.get();
         try {
-            this.position = startPosition(changes.newest(START_WINDOW));
+            this.position = startPosition(changes);
         } catch (RuntimeException e) {
             changes.close();
             throw e;
@@ -102,18 +101,24 @@ public final class ChangeFollower implements AutoCloseable {
         thread.start();
     }
 
-    /** The newest row's position, or the one before the first hole among the newest rows. */
-    static long startPosition(ChangeLog.Newest newest) {
-        List<Long> sequences = newest.sequences();
-        if (sequences.isEmpty()) {
-            return newest.prunedThrough();
-        }
-        for (int i = 0; i + 1 < sequences.size(); i++) {
-            if (sequences.get(i + 1) != sequences.get(i) + 1) {
-                return sequences.get(i);
+    /**
+     * The newest row's position, once every transaction that was running when it was read has ended (or after {@link
+     * #HOLE_CAP}): a row with a smaller number can only be committed by one of those.
+     */
+    private static long startPosition(ChangeLog changes) {
+        ChangeLog.Newest newest = changes.newest();
+        long deadline = System.nanoTime() + HOLE_CAP.toNanos();
+        while (!newest.snapshot().allEndedBy(changes.newest().snapshot())) {
+            if (System.nanoTime() > deadline) {
+                log.warn(
+                        "change log: transactions still ran {} s after the start; a change may be missing from watch"
+                                + " streams",
+                        HOLE_CAP.toSeconds());
+                break;
             }
+            LockSupport.parkNanos(HOLE_POLL.toNanos());
         }
-        return sequences.getLast();
+        return newest.sequence();
     }
 
     /** The missing sequence number delivery holds at, if any. */

@@ -36,23 +36,28 @@ public final class ChangeLog implements AutoCloseable {
             + " change_type, sandbox_json, change_ms) VALUES (?, ?, ?, ?, ?) RETURNING seq)"
             + " SELECT pg_notify('" + CHANNEL + "', '') FROM logged";
 
+    /** The prune mark (0 if its row is missing). */
+    private static final String PRUNED_THROUGH =
+            "COALESCE((SELECT through FROM sandbox_change_pruned WHERE id = 1), 0)";
+
     /**
      * The rows after a position and, on a row of its own (seq null) when there are none, the prune mark and the
      * statement's snapshot: all read in one snapshot.
      */
-    private static final String AFTER = "SELECT p.through, pg_current_snapshot()::text AS snap, c.seq, c.change_type,"
-            + " c.sandbox_json, c.change_ms FROM sandbox_change_pruned p LEFT JOIN LATERAL (SELECT seq, change_type,"
-            + " sandbox_json, change_ms FROM sandbox_change WHERE seq > ? ORDER BY seq LIMIT ?) c ON true"
-            + " ORDER BY c.seq";
+    private static final String AFTER = "SELECT p.through, p.snap, c.seq, c.change_type, c.sandbox_json, c.change_ms"
+            + " FROM (SELECT " + PRUNED_THROUGH + " AS through, pg_current_snapshot()::text AS snap) p"
+            + " LEFT JOIN LATERAL (SELECT seq, change_type, sandbox_json, change_ms FROM sandbox_change WHERE seq > ?"
+            + " ORDER BY seq LIMIT ?) c ON true ORDER BY c.seq";
 
-    /** The newest rows' sequence numbers, newest first, with the prune mark. */
-    private static final String NEWEST = "SELECT p.through, c.seq FROM sandbox_change_pruned p LEFT JOIN LATERAL"
-            + " (SELECT seq FROM sandbox_change ORDER BY seq DESC LIMIT ?) c ON true ORDER BY c.seq DESC";
+    /** The newest row's sequence number (null without rows), with the prune mark and the statement's snapshot. */
+    private static final String NEWEST = "SELECT " + PRUNED_THROUGH
+            + " AS through, pg_current_snapshot()::text AS snap," + " (SELECT max(seq) FROM sandbox_change) AS newest";
 
     /** Raises the prune mark to the larger of its two bounds (by age, by count) and removes the rows up to it. */
-    private static final String PRUNE = "WITH mark AS (UPDATE sandbox_change_pruned SET through = GREATEST(through,"
-            + " COALESCE((SELECT max(seq) FROM sandbox_change WHERE change_ms < ?), 0),"
-            + " COALESCE((SELECT max(seq) FROM sandbox_change), 0) - ?) RETURNING through)"
+    private static final String PRUNE = "WITH mark AS (INSERT INTO sandbox_change_pruned (id, through) VALUES (1,"
+            + " GREATEST(COALESCE((SELECT max(seq) FROM sandbox_change WHERE change_ms < ?), 0),"
+            + " COALESCE((SELECT max(seq) FROM sandbox_change), 0) - ?)) ON CONFLICT (id) DO UPDATE SET through ="
+            + " GREATEST(sandbox_change_pruned.through, excluded.through) RETURNING through)"
             + " DELETE FROM sandbox_change WHERE seq <= (SELECT through FROM mark)";
 
     /** What a change did to its sandbox row. */
@@ -130,19 +135,22 @@ public final class ChangeLog implements AutoCloseable {
     }
 
     /**
-     * The newest rows' positions.
+     * The log's head.
      *
      * @param prunedThrough as in {@link Page}
-     * @param sequences the newest rows' sequence numbers, in ascending order
+     * @param sequence the newest row's sequence number, or the prune mark when there is none
+     * @param snapshot the snapshot it was read in
      */
-    public record Newest(long prunedThrough, List<Long> sequences) {
+    public record Newest(long prunedThrough, long sequence, Snapshot snapshot) {
         public Newest {
-            sequences = List.copyOf(sequences);
+            requireNonNull(snapshot, "snapshot is null");
         }
     }
 
     private final Connection connection;
     private final PGConnection notifications;
+    /** The follower's read, prepared once (it runs every second, and every few milliseconds at a hole). */
+    private PreparedStatement after;
 
     private ChangeLog(Connection connection) throws SQLException {
         this.connection = connection;
@@ -186,7 +194,11 @@ public final class ChangeLog implements AutoCloseable {
 
     /** Up to {@code limit} rows after {@code sequence}, in order. */
     public Page after(long sequence, int limit) {
-        try (PreparedStatement statement = connection.prepareStatement(AFTER)) {
+        try {
+            if (after == null) {
+                after = connection.prepareStatement(AFTER);
+            }
+            PreparedStatement statement = after;
             statement.setLong(1, sequence);
             statement.setInt(2, limit);
             long pruned = 0;
@@ -215,22 +227,17 @@ public final class ChangeLog implements AutoCloseable {
         }
     }
 
-    /** The sequence numbers of the newest {@code limit} rows. */
-    public Newest newest(int limit) {
-        try (PreparedStatement statement = connection.prepareStatement(NEWEST)) {
-            statement.setInt(1, limit);
-            long pruned = 0;
-            List<Long> sequences = new ArrayList<>();
-            try (ResultSet rs = statement.executeQuery()) {
-                while (rs.next()) {
-                    pruned = rs.getLong("through");
-                    long seq = rs.getLong("seq");
-                    if (!rs.wasNull()) {
-                        sequences.add(seq);
-                    }
-                }
+    /** The newest row's position, read with its snapshot. */
+    public Newest newest() {
+        try (PreparedStatement statement = connection.prepareStatement(NEWEST);
+                ResultSet rs = statement.executeQuery()) {
+            rs.next();
+            long pruned = rs.getLong("through");
+            long newest = rs.getLong("newest");
+            if (rs.wasNull()) {
+                newest = pruned;
             }
-            return new Newest(pruned, sequences.reversed());
+            return new Newest(pruned, Math.max(newest, pruned), Snapshot.parse(rs.getString("snap")));
         } catch (SQLException e) {
             throw new StoreException("reading the change log failed", e);
         }

@@ -54,6 +54,7 @@ class PostgresGatewayTest {
                 Statement statement = connection.createStatement()) {
             statement.execute(
                     "DROP TABLE IF EXISTS sandbox_label, policy_revision, request, sandbox, gateway_meta, replica_lease,"
+                            + " sandbox_change, sandbox_change_pruned,"
                             + " flyway_schema_history CASCADE");
         }
     }
