@@ -72,6 +72,13 @@ public final class ReplicaBenchmark {
 
     public static void main(String[] args) throws Exception {
         ReplicaSettings settings = BenchmarkOptions.settingsOrExit(args, ReplicaSettings.USAGE, ReplicaSettings::parse);
+        if (System.getProperty("logback.configurationFile") == null) {
+            // The clients' own logging (gRPC, Netty) to a file, as the gateway's: the console keeps only the report.
+            Path log = Files.createTempFile("sandgate-bench-replicas-clients-", ".log");
+            log.toFile().deleteOnExit();
+            System.setProperty("sandgate.bench.log", log.toString());
+            System.setProperty("logback.configurationFile", "sandgate-bench-logback.xml");
+        }
         String loadBefore = loadAverage();
         List<Row> rows = run(settings);
         String markdown = markdown(settings, rows, loadBefore, loadAverage());
