@@ -457,13 +457,15 @@ public final class StoredBenchmark {
                 settings.quietSeconds(),
                 PAGE_SIZE));
         out.append("| stored | generate s | start until ready s | start CPU s | CPU s in quiet | live heap MiB"
-                + " | get p50/p99 ms (1) | get p50/p99 ms (64) | page ms first/middle/last | pages | not READY"
-                + " | reconciled at start |\n");
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+                + " | get p50/p99 ms (1) | get p50/p99 ms (64) | get p50 / first count's (1 / 64)"
+                + " | page ms first/middle/last | pages | not READY | reconciled at start |\n");
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        Row first = rows.isEmpty() ? null : rows.getFirst();
         for (Row r : rows) {
             out.append(String.format(
                     Locale.ROOT,
-                    "| %d | %s | %s | %s | %s | %.0f | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f / %.1f | %d | %d | %s |%n",
+                    "| %d | %s | %s | %s | %s | %.0f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f / %.1f"
+                            + " | %d | %d | %s |%n",
                     r.stored(),
                     format(r.generateSeconds()),
                     format(r.startSeconds()),
@@ -474,6 +476,8 @@ public final class StoredBenchmark {
                     r.get1P99(),
                     r.get64P50(),
                     r.get64P99(),
+                    r.get1P50() / first.get1P50(),
+                    r.get64P50() / first.get64P50(),
                     r.firstPage(),
                     r.middlePage(),
                     r.lastPage(),

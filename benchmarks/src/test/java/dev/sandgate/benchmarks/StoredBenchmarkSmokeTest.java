@@ -26,7 +26,8 @@ class StoredBenchmarkSmokeTest {
             assertThat(row.get64P50()).isPositive().isLessThanOrEqualTo(row.get64P99());
             assertThat(row.heapMiB()).isPositive();
         });
-        assertThat(StoredBenchmark.markdown(settings, rows)).contains("| 1000 |", "| 5000 |", "start until ready");
+        assertThat(StoredBenchmark.markdown(settings, rows))
+                .contains("| 1000 |", "| 5000 |", "start until ready", "| 1.00 / 1.00 |");
     }
 
     @Test
