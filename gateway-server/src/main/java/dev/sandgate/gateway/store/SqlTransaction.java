@@ -45,12 +45,14 @@ final class SqlTransaction implements StoreTransaction {
 
     @Override
     public Optional<SandboxRecord> sandbox(String id) {
-        return one(SELECT_SANDBOX, List.of(id));
+        return one(changes == null ? SELECT_SANDBOX : statements.selectSandboxForWrite, List.of(id));
     }
 
     @Override
     public Optional<SandboxRecord> sandboxByName(String workspace, String name) {
-        return one(SELECT_SANDBOX_BY_NAME, List.of(workspace, name));
+        return one(
+                changes == null ? SELECT_SANDBOX_BY_NAME : statements.selectSandboxByNameForWrite,
+                List.of(workspace, name));
     }
 
     private Optional<SandboxRecord> one(String sql, List<Object> parameters) {

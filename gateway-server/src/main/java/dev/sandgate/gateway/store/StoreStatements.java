@@ -168,6 +168,15 @@ final class StoreStatements {
     /** Reads a lease's holder, locking its row where the database can (PostgreSQL). */
     final String selectLeaseForUpdate;
 
+    /**
+     * A write transaction's reads of a sandbox, locking its row where the database can (PostgreSQL): the row it then
+     * updates is the one it read, even with other replicas' writers on the same database (on SQLite the one writer
+     * already excludes them).
+     */
+    final String selectSandboxForWrite;
+
+    final String selectSandboxByNameForWrite;
+
     private StoreStatements(String order, String insertSandbox, String nowMs, String forUpdate) {
         this.insertSandbox = insertSandbox;
         this.takeLease = "INSERT INTO replica_lease (lease_key, owner, epoch, expires_ms) VALUES (?, ?, 1, " + nowMs
@@ -177,6 +186,8 @@ final class StoreStatements {
         this.renewLease = "UPDATE replica_lease SET expires_ms = " + nowMs
                 + " + ? WHERE lease_key = ? AND owner = ? AND epoch = ?";
         this.selectLeaseForUpdate = SELECT_LEASE + forUpdate;
+        this.selectSandboxForWrite = SELECT_SANDBOX + forUpdate;
+        this.selectSandboxByNameForWrite = SELECT_SANDBOX_BY_NAME + forUpdate;
         // each one b-tree descent
         this.requestOrderBounds = "SELECT (SELECT min(" + order + ") FROM request) AS low, (SELECT max(" + order
                 + ") FROM request) AS high";

@@ -10,6 +10,11 @@ import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
@@ -180,5 +185,52 @@ class PostgresStoreContractTest extends StoreContractTest {
             all.append(t).append('\n');
         }
         return all.toString();
+    }
+
+    @Test
+    @DisplayName("a write transaction's read of a sandbox locks its row: another replica's write of it waits for the"
+            + " commit, so the first's compare-and-set does not fail and neither write is lost")
+    void writeTransactionReadLocksTheRow() throws Exception {
+        // Two threads of their own: the common pool may have only one, which the first write holds.
+        try (PostgresStore other = new PostgresStore(settings());
+                ExecutorService writers = Executors.newFixedThreadPool(2)) {
+            SandboxRecord sandbox = store.write(tx -> tx.insertSandbox(StoreRecords.sandbox("locked")));
+            CountDownLatch read = new CountDownLatch(1);
+            CountDownLatch proceed = new CountDownLatch(1);
+            CompletableFuture<SandboxRecord> first = CompletableFuture.supplyAsync(
+                    () -> store.write(tx -> {
+                        SandboxRecord current = tx.sandbox(sandbox.id()).orElseThrow();
+                        read.countDown();
+                        awaitLatch(proceed);
+                        return tx.updateSandbox(current.toBuilder()
+                                .updateTime(current.updateTime().plusSeconds(1))
+                                .build());
+                    }),
+                    writers);
+            assertThat(read.await(30, TimeUnit.SECONDS)).isTrue();
+            CompletableFuture<SandboxRecord> second = CompletableFuture.supplyAsync(
+                    () -> other.write(tx -> {
+                        SandboxRecord current = tx.sandbox(sandbox.id()).orElseThrow();
+                        return tx.updateSandbox(current.toBuilder()
+                                .updateTime(current.updateTime().plusSeconds(2))
+                                .build());
+                    }),
+                    writers);
+            // Either the second write waits on the row's lock (as it must), or it went through (the bug).
+            Awaitility.await().until(() -> second.isDone() || aSessionWaitsForALock());
+            proceed.countDown();
+
+            assertThat(first.get(30, TimeUnit.SECONDS).resourceVersion()).isEqualTo(sandbox.resourceVersion() + 1);
+            assertThat(second.get(30, TimeUnit.SECONDS).resourceVersion()).isEqualTo(sandbox.resourceVersion() + 2);
+        }
+    }
+
+    private static void awaitLatch(CountDownLatch latch) {
+        try {
+            assertThat(latch.await(30, TimeUnit.SECONDS)).isTrue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
     }
 }
