@@ -8,9 +8,7 @@ import dev.sandgate.gateway.store.SandboxFilter;
 import dev.sandgate.gateway.store.SandboxRecord;
 import dev.sandgate.gateway.store.StoreTransaction.SandboxKey;
 import io.grpc.stub.ServerCallStreamObserver;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.RejectedExecutionException;
@@ -58,7 +56,7 @@ final class WatchStream {
 
     // Owned by the lane's turn (turns of a lane never overlap).
     private long cursor;
-    private final Map<String, Long> sentVersions = new HashMap<>();
+    private final SentVersions sentVersions = new SentVersions();
     private Optional<SandboxKey> snapshotAfter = Optional.empty();
     private List<SandboxRecord> snapshotPage = List.of();
     private int snapshotIndex;
@@ -195,7 +193,7 @@ final class WatchStream {
                 if (!visible.test(sandbox.workspace())) {
                     continue;
                 }
-                sentVersions.put(sandbox.id(), sandbox.resourceVersion());
+                sentVersions.snapshot(sandbox);
                 out.onNext(mapper.snapshotEvent(sandbox));
             } else if (snapshotMore) {
                 Lifecycle.Page page = lifecycle.list(filter, snapshotAfter, SNAPSHOT_PAGE);
@@ -237,7 +235,7 @@ final class WatchStream {
                 }
                 sinceReady++;
                 budget--;
-                if (isNew(change)) {
+                if (sentVersions.admit(change)) {
                     out.onNext(delivery.encoded());
                     lifecycle.observer().watchEventDelivered();
                 }
@@ -261,24 +259,6 @@ final class WatchStream {
         lifecycle.observer().watchEventDropped();
         end(new GatewayException(
                 ErrorReason.WATCH_OVERFLOW, "the watch fell more than " + capacity + " changes behind; watch again"));
-    }
-
-    /** Drops changes the snapshot (or a later change) already covered. */
-    private boolean isNew(SandboxChange change) {
-        String id = change.sandbox().id();
-        if (change.type() == SandboxChange.Type.REMOVED) {
-            sentVersions.remove(id);
-            return true;
-        }
-        if (!change.stateChanged()) {
-            return true;
-        }
-        Long sent = sentVersions.get(id);
-        if (sent != null && change.sandbox().resourceVersion() <= sent) {
-            return false;
-        }
-        sentVersions.put(id, change.sandbox().resourceVersion());
-        return true;
     }
 
     /** Counts the stream as closed in the metrics, once whichever way it ends. */

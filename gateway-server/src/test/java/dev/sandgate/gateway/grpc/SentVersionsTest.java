@@ -1,0 +1,67 @@
+package dev.sandgate.gateway.grpc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.sandgate.gateway.lifecycle.Commands;
+import dev.sandgate.gateway.lifecycle.Observation;
+import dev.sandgate.gateway.lifecycle.SandboxChange;
+import dev.sandgate.gateway.store.SandboxRecord;
+import dev.sandgate.gateway.testing.StartedGateway;
+import dev.sandgate.gateway.testing.TestGateway;
+import java.time.Instant;
+import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Test;
+
+/** A watch stream never goes back: what it sends of a sandbox is never older than what it sent before. */
+class SentVersionsTest {
+    @StartedGateway
+    TestGateway gateway;
+
+    private SandboxRecord stored() {
+        String id = gateway.create("team", "a").getId();
+        return gateway.gateway().lifecycle().get(Commands.Target.byId(id));
+    }
+
+    private static SandboxChange change(SandboxRecord sandbox, long version, boolean stateChanged) {
+        SandboxRecord at = sandbox.toBuilder().resourceVersion(version).build();
+        return new SandboxChange(
+                stateChanged ? SandboxChange.Type.MODIFIED : SandboxChange.Type.PLATFORM,
+                at,
+                new Observation(at.generation(), "RUNNING", "", Instant.EPOCH, stateChanged ? "" : "ImagePulled"),
+                stateChanged);
+    }
+
+    @Test
+    @DisplayName("an event that changes nothing but carries the sandbox older than a version sent is dropped")
+    void anObservationWithAnOlderSandboxIsDropped() {
+        SandboxRecord sandbox = stored();
+        SentVersions sent = new SentVersions();
+
+        assertThat(sent.admit(change(sandbox, 6, true))).isTrue();
+
+        assertThat(sent.admit(change(sandbox, 5, false))).isFalse();
+        assertThat(sent.admit(change(sandbox, 6, false))).isTrue();
+        assertThat(sent.admit(change(sandbox, 7, false))).isTrue();
+    }
+
+    @Test
+    @DisplayName("a change at or below the version sent (by the snapshot or a change) is dropped, a newer one sent")
+    void changesAreSentOnceInVersionOrder() {
+        SandboxRecord sandbox = stored();
+        SentVersions sent = new SentVersions();
+        sent.snapshot(sandbox.toBuilder().resourceVersion(3).build());
+
+        assertThat(sent.admit(change(sandbox, 3, true))).isFalse();
+        assertThat(sent.admit(change(sandbox, 4, true))).isTrue();
+        assertThat(sent.admit(change(sandbox, 4, true))).isFalse();
+        assertThat(sent.admit(change(sandbox, 2, false))).isFalse();
+    }
+
+    @Test
+    @DisplayName("an event that changes nothing of a sandbox the stream sent nothing of is sent")
+    void anObservationOfAnUnseenSandboxIsSent() {
+        SentVersions sent = new SentVersions();
+
+        assertThat(sent.admit(change(stored(), 1, false))).isTrue();
+    }
+}
