@@ -106,13 +106,36 @@ public final class GatewayProcess implements AutoCloseable {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
 
-    /** Kills the process at once (SIGKILL: no shutdown hook runs) and waits until it is gone. */
+    /**
+     * Kills the process at once (SIGKILL: no shutdown hook runs) and waits until it is gone. Calls in flight on {@link
+     * #stub()} then fail as the connection drops, after the process died.
+     */
     public void kill() throws InterruptedException {
-        channel.shutdownNow();
         process.destroyForcibly();
         if (!process.waitFor(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             throw new IllegalStateException("the gateway process did not die");
         }
+        channel.shutdownNow();
+    }
+
+    /** The process id. */
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Whether the process still runs. */
+    public boolean alive() {
+        return process.isAlive();
+    }
+
+    /** The exit status of a process that ended; fails while it runs. */
+    public int exitValue() {
+        return process.exitValue();
+    }
+
+    /** The channel to the gateway, for asynchronous stubs (watches). */
+    public ManagedChannel channel() {
+        return channel;
     }
 
     /** Stops the process: SIGTERM, then SIGKILL after 30 s. */
