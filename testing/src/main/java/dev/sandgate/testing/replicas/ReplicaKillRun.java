@@ -34,6 +34,7 @@ public final class ReplicaKillRun {
      * @param mainClass the gateway's main class
      * @param delegate the real driver's name; its provider must also be on this JVM's class path (to list the backend)
      * @param delegateProperties its settings
+     * @param gatewayId the replicas' gateway id, stamped on every runtime resource they make
      * @param spec what the clients create
      * @param replicas how many gateway processes
      * @param clients how many client threads
@@ -49,6 +50,7 @@ public final class ReplicaKillRun {
             String mainClass,
             String delegate,
             Map<String, String> delegateProperties,
+            String gatewayId,
             SandboxSpec spec,
             int replicas,
             int clients,
@@ -81,7 +83,7 @@ public final class ReplicaKillRun {
     /** Runs, checks, and returns what happened; fails with every broken guarantee listed. */
     public static Report run(Settings settings) throws Exception {
         long began = System.nanoTime();
-        String gatewayId = "kill-" + Long.toHexString(new Random().nextLong() & 0xffffffL);
+        String gatewayId = settings.gatewayId();
         try (StoreSchema store = StoreSchema.fresh();
                 ReplicaCluster cluster = new ReplicaCluster(
                         settings.root(),

@@ -12,9 +12,9 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One watch on one replica slot, opened again on the slot's next process when its process dies. Each stream must
- * be ordered: per sandbox, resource versions increase (an event that changes nothing, such as a platform event, may
- * repeat the last one), generations never go back, nothing follows REMOVED; a stream opened again starts no lower
- * than the last stream ended. It remembers the last resource version seen of each sandbox, and which were removed.
+ * be ordered: per sandbox, resource versions never go back (they do not always go up: an event that changes nothing
+ * stored, such as a platform event or an observation of an older execution, repeats the last one), generations never
+ * go back, nothing follows REMOVED; a stream opened again starts no lower than the last stream ended. It remembers the last resource version seen of each sandbox, and which were removed.
  */
 final class WatchRecorder {
     private final int slot;
@@ -82,8 +82,7 @@ final class WatchRecorder {
                 tally.violation(where + event.getType() + " after REMOVED");
             }
             Long before = versions.get(id);
-            boolean changes = event.getType() != WatchEventType.PLATFORM && event.getType() != WatchEventType.REMOVED;
-            if (before != null && (changes ? version <= before : version < before)) {
+            if (before != null && version < before) {
                 tally.violation(where + event.getType() + " at resource version " + version + " after " + before);
             }
             if (before == null && version < lastVersion.getOrDefault(id, 0L)) {
