@@ -46,6 +46,18 @@ public final class GatewayProcess implements AutoCloseable {
     public static GatewayProcess start(
             Path directory, String name, String classPath, String mainClass, List<String> arguments)
             throws IOException, InterruptedException {
+        return start(directory, name, classPath, mainClass, List.of(), arguments);
+    }
+
+    /** As {@link #start(Path, String, String, String, List)}, with {@code jvmOptions} (e.g. system properties). */
+    public static GatewayProcess start(
+            Path directory,
+            String name,
+            String classPath,
+            String mainClass,
+            List<String> jvmOptions,
+            List<String> arguments)
+            throws IOException, InterruptedException {
         Files.createDirectories(directory);
         Path ready = directory.resolve(name + ".ready");
         Files.deleteIfExists(ready);
@@ -54,14 +66,10 @@ public final class GatewayProcess implements AutoCloseable {
                 ProcessHandle.current().info().command().orElse("java"),
                 "--enable-native-access=ALL-UNNAMED",
                 "-Xmx256m",
-                "-XX:TieredStopAtLevel=1",
-                "-cp",
-                classPath,
-                mainClass,
-                "--listen",
-                "127.0.0.1:0",
-                "--ready-file",
-                ready.toString()));
+                "-XX:TieredStopAtLevel=1"));
+        command.addAll(jvmOptions);
+        command.addAll(
+                List.of("-cp", classPath, mainClass, "--listen", "127.0.0.1:0", "--ready-file", ready.toString()));
         command.addAll(arguments);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)

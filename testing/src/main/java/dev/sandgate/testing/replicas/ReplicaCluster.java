@@ -3,6 +3,8 @@ package dev.sandgate.testing.replicas;
 import dev.sandgate.testing.GatewayProcess;
 import java.io.File;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -18,7 +20,17 @@ final class ReplicaCluster implements AutoCloseable {
     private final Path root;
     private final String classPath;
     private final String mainClass;
+    private static final String COORDINATION = "dev.sandgate.gateway.lifecycle.ReplicaCoordination";
+    private static final String LOGGING = "<configuration>\n"
+            + "  <appender name=\"OUT\" class=\"ch.qos.logback.core.ConsoleAppender\">\n"
+            + "    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{20} - %msg%n</pattern></encoder>\n"
+            + "  </appender>\n"
+            + "  <logger name=\"" + COORDINATION + "\" level=\"INFO\"/>\n"
+            + "  <root level=\"WARN\"><appender-ref ref=\"OUT\"/></root>\n"
+            + "</configuration>\n";
+
     private final List<String> arguments;
+    private final List<String> jvmOptions;
     private final GatewayProcess[] slots;
     private final int[] incarnations;
     private final Path journal;
@@ -54,6 +66,13 @@ final class ReplicaCluster implements AutoCloseable {
         delegateProperties.forEach((key, value) -> args.addAll(List.of("--driver-property", key + "=" + value)));
         args.addAll(store.gatewayArguments());
         this.arguments = List.copyOf(args);
+        Path logging = root.resolve("replica-logback.xml");
+        Files.writeString(logging, LOGGING, StandardCharsets.UTF_8);
+        // Which replica leads is in its log: at INFO, whichever slf4j provider the class path has.
+        this.jvmOptions = List.of(
+                "-Dlogback.configurationFile=" + logging,
+                "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn",
+                "-Dorg.slf4j.simpleLogger.log." + COORDINATION + "=info");
         this.slots = new GatewayProcess[replicas];
         this.incarnations = new int[replicas];
     }
@@ -79,7 +98,7 @@ final class ReplicaCluster implements AutoCloseable {
         List<String> args = new ArrayList<>(arguments);
         args.addAll(List.of("--data-dir", root.resolve("data-" + slot).toString()));
         slots[slot] = GatewayProcess.start(
-                root.resolve("logs"), "replica-" + slot + "-" + incarnation, classPath, mainClass, args);
+                root.resolve("logs"), "replica-" + slot + "-" + incarnation, classPath, mainClass, jvmOptions, args);
     }
 
     /** The process of {@code slot}, alive or not. */
