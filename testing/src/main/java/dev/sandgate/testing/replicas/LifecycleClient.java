@@ -220,7 +220,11 @@ final class LifecycleClient implements Runnable {
         if (random.nextDouble() < 0.1) {
             tally.duplicates.incrementAndGet();
             int other = (home + 1 + random.nextInt(cluster.size() - 1)) % cluster.size();
-            CompletableFuture<Answer> second = CompletableFuture.supplyAsync(() -> untilDefinitive(request, other));
+            CompletableFuture<Answer> second = CompletableFuture.supplyAsync(
+                    () -> untilDefinitive(request, other),
+                    copy -> Thread.ofPlatform()
+                            .name("kill-client-" + number + "-copy")
+                            .start(copy));
             answer = untilDefinitive(request, home);
             Answer duplicate = second.join();
             if (!duplicate.sameAs(answer)) {
