@@ -120,6 +120,19 @@ public final class ReplicaKillRun {
                     watches.forEach(WatchRecorder::keepOpen);
                 }
             }
+            System.out.printf(
+                    "replica kill run: %d requests, %d kills (%d of the leader), %d exits, %d failovers, %d retries,"
+                            + " %d replayed, %d duplicated, %d stale refused, %.0f s; checking%n",
+                    tally.requests.size(),
+                    killed[0],
+                    killed[1],
+                    cluster.unexpectedExits(),
+                    tally.failovers.get(),
+                    tally.retries.get(),
+                    tally.replays.get(),
+                    tally.duplicates.get(),
+                    tally.staleRefusals.get(),
+                    (System.nanoTime() - began) / 1e9);
             KillRunChecks checks = new KillRunChecks(settings, cluster, backend, tally, clients, watches);
             try {
                 KillRunChecks.Counts counts = checks.verify();
