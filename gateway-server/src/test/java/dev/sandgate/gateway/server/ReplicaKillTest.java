@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -26,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
 @ProcessTest
 @EngineTest
 class ReplicaKillTest {
-    @TempDir
+    /** Kept when the test fails: the replicas' logs and the driver journal. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path root;
 
     @Test
