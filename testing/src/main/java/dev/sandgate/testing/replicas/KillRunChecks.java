@@ -60,7 +60,8 @@ import java.util.stream.Collectors;
  *       transient driver error (the gateway retries those). Never two calls of one intent at once, never again
  *       after one that returned in a process that lived on, never a new generation for an old request. At most one
  *       call of an intent reports that it changed something (a re-run finds the change done: the drivers are
- *       idempotent).
+ *       idempotent). The run expects no permanent driver refusal: after one, a new request's call of the same intent
+ *       (the same stop of the same generation) is reported as a repeat too.
  * </ul>
  */
 final class KillRunChecks {
