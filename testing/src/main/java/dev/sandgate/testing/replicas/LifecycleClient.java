@@ -201,7 +201,7 @@ final class LifecycleClient implements Runnable {
                 }
                 return;
             } catch (StatusRuntimeException e) {
-                if (e.getStatus().getCode() != Status.Code.UNAVAILABLE) {
+                if (!Answer.reason(e).isEmpty()) {
                     tally.violation("Get of " + sandbox.name + " failed: " + e.getStatus());
                     return;
                 }
@@ -245,12 +245,11 @@ final class LifecycleClient implements Runnable {
         int slot = firstSlot;
         while (true) {
             Answer answer = SentRequest.send(cluster.process(slot).stub(), request);
-            boolean transport = answer.code() == Status.Code.CANCELLED
-                    || (answer.code() == Status.Code.UNAVAILABLE
-                            && answer.reason().isEmpty());
-            boolean again = answer.code() == Status.Code.UNAVAILABLE
-                    || answer.code() == Status.Code.DEADLINE_EXCEEDED
-                    || answer.code() == Status.Code.CANCELLED;
+            // Every gateway error names its reason: one without is the connection's (a replica died under it).
+            boolean transport = !answer.ok() && answer.reason().isEmpty();
+            boolean again = transport
+                    || answer.code() == Status.Code.UNAVAILABLE
+                    || answer.code() == Status.Code.DEADLINE_EXCEEDED;
             if (!again) {
                 return answer;
             }
