@@ -46,6 +46,18 @@ public final class GatewayProcess implements AutoCloseable {
     public static GatewayProcess start(
             Path directory, String name, String classPath, String mainClass, List<String> arguments)
             throws IOException, InterruptedException {
+        return start(directory, name, classPath, mainClass, List.of(), arguments);
+    }
+
+    /** As {@link #start(Path, String, String, String, List)}, with {@code jvmOptions} (e.g. system properties). */
+    public static GatewayProcess start(
+            Path directory,
+            String name,
+            String classPath,
+            String mainClass,
+            List<String> jvmOptions,
+            List<String> arguments)
+            throws IOException, InterruptedException {
         Files.createDirectories(directory);
         Path ready = directory.resolve(name + ".ready");
         Files.deleteIfExists(ready);
@@ -54,14 +66,10 @@ public final class GatewayProcess implements AutoCloseable {
                 ProcessHandle.current().info().command().orElse("java"),
                 "--enable-native-access=ALL-UNNAMED",
                 "-Xmx256m",
-                "-XX:TieredStopAtLevel=1",
-                "-cp",
-                classPath,
-                mainClass,
-                "--listen",
-                "127.0.0.1:0",
-                "--ready-file",
-                ready.toString()));
+                "-XX:TieredStopAtLevel=1"));
+        command.addAll(jvmOptions);
+        command.addAll(
+                List.of("-cp", classPath, mainClass, "--listen", "127.0.0.1:0", "--ready-file", ready.toString()));
         command.addAll(arguments);
         Process process = new ProcessBuilder(command)
                 .redirectErrorStream(true)
@@ -106,13 +114,36 @@ public final class GatewayProcess implements AutoCloseable {
         return Files.readString(log, StandardCharsets.UTF_8);
     }
 
-    /** Kills the process at once (SIGKILL: no shutdown hook runs) and waits until it is gone. */
+    /**
+     * Kills the process at once (SIGKILL: no shutdown hook runs) and waits until it is gone. Calls in flight on {@link
+     * #stub()} then fail as the connection drops, after the process died.
+     */
     public void kill() throws InterruptedException {
-        channel.shutdownNow();
         process.destroyForcibly();
         if (!process.waitFor(CALL_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
             throw new IllegalStateException("the gateway process did not die");
         }
+        channel.shutdownNow();
+    }
+
+    /** The process id. */
+    public long pid() {
+        return process.pid();
+    }
+
+    /** Whether the process still runs. */
+    public boolean alive() {
+        return process.isAlive();
+    }
+
+    /** The exit status of a process that ended; fails while it runs. */
+    public int exitValue() {
+        return process.exitValue();
+    }
+
+    /** The channel to the gateway, for asynchronous stubs (watches). */
+    public ManagedChannel channel() {
+        return channel;
     }
 
     /** Stops the process: SIGTERM, then SIGKILL after 30 s. */

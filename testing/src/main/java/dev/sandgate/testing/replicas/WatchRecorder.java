@@ -1,0 +1,121 @@
+package dev.sandgate.testing.replicas;
+
+import dev.sandgate.api.v1.SandboxServiceGrpc;
+import dev.sandgate.api.v1.WatchEventType;
+import dev.sandgate.api.v1.WatchSandboxesRequest;
+import dev.sandgate.api.v1.WatchSandboxesResponse;
+import dev.sandgate.testing.GatewayProcess;
+import io.grpc.stub.StreamObserver;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * One watch on one replica slot, opened again on the slot's next process when its process dies. Each stream must
+ * be ordered: per sandbox, resource versions never go back (they do not always go up: an event that changes nothing
+ * stored, such as a platform event or an observation of an older execution, repeats the last one), generations never
+ * go back, nothing follows REMOVED; a stream opened again starts no lower than the last stream ended. It remembers the last resource version seen of each sandbox, and which were removed.
+ */
+final class WatchRecorder {
+    private final int slot;
+    private final ReplicaCluster cluster;
+    private final Tally tally;
+    private final Map<String, Long> lastVersion = new ConcurrentHashMap<>();
+    private final Map<String, Boolean> removed = new ConcurrentHashMap<>();
+    private volatile GatewayProcess watched;
+    private volatile boolean open;
+    private volatile boolean closing;
+
+    WatchRecorder(int slot, ReplicaCluster cluster, Tally tally) {
+        this.slot = slot;
+        this.cluster = cluster;
+        this.tally = tally;
+    }
+
+    /** Opens the watch again if its stream ended and the slot's process is another, live one. */
+    synchronized void keepOpen() {
+        GatewayProcess process = cluster.process(slot);
+        if (closing || (open && process == watched) || !process.alive()) {
+            return;
+        }
+        if (watched != null) {
+            tally.watchReopens.incrementAndGet();
+        }
+        watched = process;
+        open = true;
+        SandboxServiceGrpc.newStub(process.channel())
+                .watchSandboxes(
+                        WatchSandboxesRequest.newBuilder()
+                                .setWorkspace(LifecycleClient.WORKSPACE)
+                                .build(),
+                        new Stream(process));
+    }
+
+    /** The last resource version this slot's watches showed of {@code sandboxId}; -1 if removed, 0 if never seen. */
+    long seen(String sandboxId) {
+        return removed.containsKey(sandboxId) ? -1 : lastVersion.getOrDefault(sandboxId, 0L);
+    }
+
+    void close() {
+        closing = true;
+    }
+
+    private final class Stream implements StreamObserver<WatchSandboxesResponse> {
+        private final GatewayProcess process;
+        private final Map<String, Long> versions = new HashMap<>();
+        private final Map<String, Long> generations = new HashMap<>();
+
+        Stream(GatewayProcess process) {
+            this.process = process;
+        }
+
+        @Override
+        public synchronized void onNext(WatchSandboxesResponse event) {
+            if (event.getType() == WatchEventType.SYNCED) {
+                return;
+            }
+            String id = event.getSandbox().getId();
+            long version = event.getSandbox().getResourceVersion();
+            long generation = event.getSandbox().getCurrentExecution().getGeneration();
+            String where = "watch on replica " + slot + " (pid " + process.pid() + "), sandbox " + id + ": ";
+            if (removed.containsKey(id)) {
+                tally.violation(where + event.getType() + " after REMOVED");
+            }
+            Long before = versions.get(id);
+            if (before != null && version < before) {
+                tally.violation(where + event.getType() + " at resource version " + version + " after " + before);
+            }
+            if (before == null && version < lastVersion.getOrDefault(id, 0L)) {
+                tally.violation(where + "a new stream starts at resource version " + version + ", an earlier one"
+                        + " showed " + lastVersion.get(id));
+            }
+            if (generation < generations.getOrDefault(id, 0L)) {
+                tally.violation(where + "generation " + generation + " after " + generations.get(id));
+            }
+            versions.put(id, Math.max(version, versions.getOrDefault(id, 0L)));
+            generations.put(id, Math.max(generation, generations.getOrDefault(id, 0L)));
+            lastVersion.merge(id, version, Math::max);
+            if (event.getType() == WatchEventType.REMOVED) {
+                removed.put(id, true);
+            }
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            ended();
+        }
+
+        @Override
+        public void onCompleted() {
+            ended();
+        }
+
+        private void ended() {
+            synchronized (WatchRecorder.this) {
+                if (watched == process) {
+                    open = false;
+                }
+            }
+        }
+    }
+}
