@@ -55,7 +55,7 @@ class PodmanReplicaKillTest {
                         3,
                         Duration.ofSeconds(60),
                         3,
-                        Boolean.getBoolean("sandgate.replicaKill.crossReplicaWatch")));
+                        true));
                 System.out.println("replica kill run over Podman: " + report);
             } finally {
                 for (BackendResource resource : probe.resourcesOfGateway(gatewayId)) {

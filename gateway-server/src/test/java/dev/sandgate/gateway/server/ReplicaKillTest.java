@@ -21,8 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
  * after a kill, is written in {@code dev.sandgate.testing.replicas.KillRunChecks}: nothing lost, no duplicate driver
  * call per request_id (a re-run of the same recorded input after its process died, or after a transient driver
  * error, is the only repeat), no orphan, no generation regression, stale tokens refused on every replica, every
- * replica's watch ordered. Whether a replica's watch sees the changes made through the others is checked only with
- * {@code -Dsandgate.replicaKill.crossReplicaWatch=true} (the database's change log; off until it exists).
+ * replica's watch ordered and complete (it sees the changes made through every replica, from the database's change
+ * log).
  */
 @ProcessTest
 @EngineTest
@@ -47,7 +47,7 @@ class ReplicaKillTest {
                 6,
                 Duration.ofSeconds(75),
                 4,
-                Boolean.getBoolean("sandgate.replicaKill.crossReplicaWatch")));
+                true));
         System.out.println("replica kill run: " + report);
     }
 }
