@@ -7,14 +7,19 @@ import dev.sandgate.api.v1.WatchSandboxesResponse;
 import dev.sandgate.testing.GatewayProcess;
 import io.grpc.stub.StreamObserver;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * One watch on one replica slot, opened again on the slot's next process when its process dies. Each stream must
  * be ordered: per sandbox, resource versions never go back (they do not always go up: an event that changes nothing
  * stored, such as a platform event or an observation of an older execution, repeats the last one), generations never
- * go back, nothing follows REMOVED; a stream opened again starts no lower than the last stream ended. It remembers the last resource version seen of each sandbox, and which were removed.
+ * go back, nothing follows REMOVED; a stream opened again starts no lower than the last stream ended. It remembers the
+ * last resource version seen of each sandbox, and which were removed. A sandbox deleted while no stream was open (its
+ * replica was dead) has no REMOVED to show: a stream opened again tells it by its absence from the snapshot, as a
+ * client that watches again learns it, so a known sandbox missing from the snapshot counts as removed.
  */
 final class WatchRecorder {
     private final int slot;
@@ -64,6 +69,7 @@ final class WatchRecorder {
         private final GatewayProcess process;
         private final Map<String, Long> versions = new HashMap<>();
         private final Map<String, Long> generations = new HashMap<>();
+        private final Set<String> snapshot = new HashSet<>();
 
         Stream(GatewayProcess process) {
             this.process = process;
@@ -72,9 +78,15 @@ final class WatchRecorder {
         @Override
         public synchronized void onNext(WatchSandboxesResponse event) {
             if (event.getType() == WatchEventType.SYNCED) {
+                lastVersion.keySet().stream()
+                        .filter(known -> !snapshot.contains(known))
+                        .forEach(gone -> removed.put(gone, true));
                 return;
             }
             String id = event.getSandbox().getId();
+            if (event.getType() == WatchEventType.SNAPSHOT) {
+                snapshot.add(id);
+            }
             long version = event.getSandbox().getResourceVersion();
             long generation = event.getSandbox().getCurrentExecution().getGeneration();
             String where = "watch on replica " + slot + " (pid " + process.pid() + "), sandbox " + id + ": ";
