@@ -119,15 +119,7 @@ public final class ReplicaCoordination implements AutoCloseable {
             return;
         }
         this.onLost = onLost;
-        Future<?> leading;
-        try {
-            leading = renewer.submit(() -> tryToLead(onLeading, whileLeading)).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while taking the leader lease", e);
-        } catch (ExecutionException e) {
-            throw new IllegalStateException("taking the leader lease failed", e.getCause());
-        }
+        Future<?> leading = tryToLead(onLeading, whileLeading);
         if (leading != null) {
             awaitUninterruptibly(leading);
         }
@@ -144,7 +136,7 @@ public final class ReplicaCoordination implements AutoCloseable {
         }
     }
 
-    /** Takes the leader lease if it is free and starts the leader's work, or tries again later: its onLeading run. */
+    /** Takes the leader lease if it is free and starts onLeading, whose run it returns; else tries again later (null). */
     private Future<?> tryToLead(Runnable onLeading, Runnable whileLeading) {
         if (closed) {
             return null;
@@ -176,8 +168,12 @@ public final class ReplicaCoordination implements AutoCloseable {
         } catch (RuntimeException e) {
             log.warn("taking the leader lease failed: {}", e.getMessage());
         }
-        var unused =
-                renewer.schedule(() -> tryToLead(onLeading, whileLeading), ttl.toMillis() / 3, TimeUnit.MILLISECONDS);
+        var unused = renewer.schedule(
+                () -> {
+                    var unusedRun = tryToLead(onLeading, whileLeading);
+                },
+                ttl.toMillis() / 3,
+                TimeUnit.MILLISECONDS);
         return null;
     }
 
