@@ -3,12 +3,15 @@ package dev.sandgate.gateway.testing;
 import dev.sandgate.gateway.store.PostgresStore;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
@@ -21,6 +24,13 @@ import java.util.concurrent.ThreadLocalRandom;
 public final class TestSchema implements AutoCloseable {
     /** The system property that chooses the store of the test gateways: {@code sqlite} or {@code postgresql}. */
     public static final String STORE_PROPERTY = "sandgate.test.store";
+
+    /** Schemas emptied by their last test, for the next one; dropped at exit. */
+    private static final Queue<String> EMPTIED = new ConcurrentLinkedQueue<>();
+
+    static {
+        Runtime.getRuntime().addShutdownHook(new Thread(TestSchema::dropEmptied, "sandgate-test-schemas"));
+    }
 
     private final PostgresStore.Settings database;
     private final String name;
@@ -48,6 +58,10 @@ public final class TestSchema implements AutoCloseable {
      */
     public static TestSchema create() throws Exception {
         PostgresStore.Settings database = TestPostgres.settings();
+        String emptied = EMPTIED.poll();
+        if (emptied != null) {
+            return new TestSchema(database, emptied);
+        }
         byte[] random = new byte[6];
         ThreadLocalRandom.current().nextBytes(random);
         String name = "test_" + HexFormat.of().formatHex(random);
@@ -115,14 +129,43 @@ public final class TestSchema implements AutoCloseable {
         return args;
     }
 
-    /** Drops the schema and all in it. */
+    /** Empties the schema for the next test (every table truncated but Flyway's history), or drops it. */
     @Override
     public void close() {
         try (Connection connection = connect(database);
                 Statement statement = connection.createStatement()) {
-            statement.execute("DROP SCHEMA IF EXISTS " + name + " CASCADE");
+            List<String> tables = new ArrayList<>();
+            try (ResultSet rs = statement.executeQuery("SELECT tablename FROM pg_tables WHERE schemaname = '" + name
+                    + "' AND tablename <> 'flyway_schema_history'")) {
+                while (rs.next()) {
+                    tables.add(name + "." + rs.getString(1));
+                }
+            }
+            if (tables.isEmpty()) {
+                statement.execute("DROP SCHEMA IF EXISTS " + name + " CASCADE");
+                return;
+            }
+            statement.execute("TRUNCATE " + String.join(", ", tables) + " RESTART IDENTITY CASCADE");
+            EMPTIED.add(name);
         } catch (SQLException e) {
-            throw new IllegalStateException("cannot drop the test schema " + name, e);
+            throw new IllegalStateException("cannot empty the test schema " + name, e);
+        }
+    }
+
+    private static void dropEmptied() {
+        if (EMPTIED.isEmpty()) {
+            return;
+        }
+        try {
+            PostgresStore.Settings database = TestPostgres.settings();
+            try (Connection connection = connect(database);
+                    Statement statement = connection.createStatement()) {
+                for (String name = EMPTIED.poll(); name != null; name = EMPTIED.poll()) {
+                    statement.execute("DROP SCHEMA IF EXISTS " + name + " CASCADE");
+                }
+            }
+        } catch (Exception e) {
+            System.err.println("could not drop the test schemas: " + e);
         }
     }
 
