@@ -2,6 +2,7 @@ package dev.sandgate.gateway.lifecycle;
 
 import static java.util.Objects.requireNonNull;
 
+import com.google.common.util.concurrent.Uninterruptibles;
 import dev.sandgate.gateway.error.ErrorReason;
 import dev.sandgate.gateway.error.GatewayException;
 import dev.sandgate.gateway.store.ReplicaLease;
@@ -13,8 +14,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -103,8 +106,9 @@ public final class ReplicaCoordination implements AutoCloseable {
     /**
      * Takes the leader lease as soon as it is free, then runs {@code onLeading} (once, on a thread of its own) and
      * after it {@code whileLeading} once every time to live for as long as it leads; runs {@code onLost} (once) if a
-     * renewal finds the lease taken over. Without other replicas, runs {@code onLeading} at once on the caller's thread
-     * and never {@code whileLeading}: nobody else leaves work behind.
+     * renewal finds the lease taken over. If the lease is free at once, returns only after {@code onLeading} ran (and
+     * throws what it threw), as a gateway alone recovers before it serves. Without other replicas, runs
+     * {@code onLeading} at once on the caller's thread and never {@code whileLeading}: nobody else leaves work behind.
      */
     public void lead(Runnable onLeading, Runnable whileLeading, Runnable onLost) {
         requireNonNull(onLeading, "onLeading is null");
@@ -115,19 +119,41 @@ public final class ReplicaCoordination implements AutoCloseable {
             return;
         }
         this.onLost = onLost;
-        var unused = renewer.schedule(() -> tryToLead(onLeading, whileLeading), 0, TimeUnit.MILLISECONDS);
+        Future<?> leading = tryToLead(onLeading, whileLeading);
+        if (leading != null) {
+            awaitUninterruptibly(leading);
+        }
     }
 
-    private void tryToLead(Runnable onLeading, Runnable whileLeading) {
+    private static void awaitUninterruptibly(Future<?> work) {
+        try {
+            Uninterruptibles.getUninterruptibly(work);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof RuntimeException runtime) {
+                throw runtime;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** Takes the leader lease if it is free and starts onLeading, whose run it returns; else tries again later (null). */
+    private Future<?> tryToLead(Runnable onLeading, Runnable whileLeading) {
         if (closed) {
-            return;
+            return null;
         }
         try {
             Optional<ReplicaLease> taken = store.write(tx -> tx.takeLease(ReplicaLease.LEADER, replicaId, ttl));
             if (taken.isPresent()) {
                 leader = taken.get();
                 log.info("replica {} leads (epoch {})", replicaId, leader.epoch());
-                leaderWork.execute(onLeading);
+                Future<?> leading = leaderWork.submit(() -> {
+                    try {
+                        onLeading.run();
+                    } catch (RuntimeException e) {
+                        log.error("the work of a new leader failed", e);
+                        throw e;
+                    }
+                });
                 var unused = renewer.scheduleWithFixedDelay(
                         () -> {
                             if (leader != null && !closed) {
@@ -137,13 +163,18 @@ public final class ReplicaCoordination implements AutoCloseable {
                         ttl.toMillis(),
                         ttl.toMillis(),
                         TimeUnit.MILLISECONDS);
-                return;
+                return leading;
             }
         } catch (RuntimeException e) {
             log.warn("taking the leader lease failed: {}", e.getMessage());
         }
-        var unused =
-                renewer.schedule(() -> tryToLead(onLeading, whileLeading), ttl.toMillis() / 3, TimeUnit.MILLISECONDS);
+        var unused = renewer.schedule(
+                () -> {
+                    var unusedRun = tryToLead(onLeading, whileLeading);
+                },
+                ttl.toMillis() / 3,
+                TimeUnit.MILLISECONDS);
+        return null;
     }
 
     /** The leader lease this replica holds now, if it leads. */

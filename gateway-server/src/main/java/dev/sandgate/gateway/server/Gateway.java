@@ -56,11 +56,6 @@ public final class Gateway implements AutoCloseable {
     static final String LOCK_FILE = "gateway.lock";
 
     private static final String GATEWAY_ID_KEY = "gateway_id";
-    /**
-     * How long a replica's leases on PostgreSQL live unless renewed (every third of it): how long a dead replica's
-     * sandboxes wait before another replica finishes them, and a dead leader's work before another leads.
-     */
-    static final Duration REPLICA_LEASE_TTL = Duration.ofSeconds(10);
     /** The exit status of a replica that lost the leader lease: restarted, it rejoins as a follower. */
     static final int LOST_LEADERSHIP_EXIT = 75;
 
@@ -186,7 +181,12 @@ public final class Gateway implements AutoCloseable {
             }
             String gatewayId = gatewayId(store, config.gatewayId());
             if (config.postgres().isPresent()) {
-                coordination = new ReplicaCoordination(store, ReplicaCoordination.newReplicaId(), REPLICA_LEASE_TTL);
+                // Leases live replica-lease-ttl unless renewed (every third of it): how long a dead replica's sandboxes
+                // wait before another replica finishes them, and a dead leader's work before another leads.
+                coordination = new ReplicaCoordination(
+                        store,
+                        ReplicaCoordination.newReplicaId(),
+                        config.postgres().get().replicaLeaseTtl());
                 log.info("replica {} of gateway {}", coordination.replicaId(), gatewayId);
             }
             TokenKeys keys = TokenKeys.loadOrCreate(config.tokenKeyFile());

@@ -142,6 +142,14 @@ final class GatewayOptions {
             description = "its password (with --store-url; owner-only, e.g. chmod 600)")
     String storePasswordFile;
 
+    @Option(
+            names = "--replica-lease-ttl",
+            paramLabel = "DUR",
+            description =
+                    "with --store-url: how long a replica's leases live unless renewed (every third of it), so how"
+                            + " long a dead replica's sandboxes and leadership wait for another (default 10s; 1s to 10m)")
+    String replicaLeaseTtl;
+
     @Option(names = "--ready-file", paramLabel = "FILE", description = "write HOST:PORT to FILE once serving")
     String readyFile;
 

@@ -112,11 +112,23 @@ public record GatewaySettings(
      * A PostgreSQL store ({@code --store-url}, {@code --store-user}, {@code --store-password-file}): the password is
      * read from its file when the gateway opens the store, never from a flag, the environment or the URL.
      */
-    public record PostgresOptions(String url, String user, Optional<Path> passwordFile) {
+    public record PostgresOptions(String url, String user, Optional<Path> passwordFile, Duration replicaLeaseTtl) {
+        /** How long a replica's leases live unless renewed, by default ({@code replica-lease-ttl}). */
+        public static final Duration DEFAULT_LEASE_TTL = Duration.ofSeconds(10);
+
+        static final Duration MIN_LEASE_TTL = Duration.ofSeconds(1);
+        static final Duration MAX_LEASE_TTL = Duration.ofMinutes(10);
+
         public PostgresOptions {
             requireNonNull(url, "url is null");
             requireNonNull(user, "user is null");
             requireNonNull(passwordFile, "passwordFile is null");
+            requireNonNull(replicaLeaseTtl, "replicaLeaseTtl is null");
+        }
+
+        /** With the default lease time to live. */
+        public PostgresOptions(String url, String user, Optional<Path> passwordFile) {
+            this(url, user, passwordFile, DEFAULT_LEASE_TTL);
         }
     }
 
@@ -278,12 +290,19 @@ public record GatewaySettings(
         String url = blankToNull(settings.get("store-url"));
         String user = blankToNull(settings.get("store-user"));
         String passwordFile = blankToNull(settings.get("store-password-file"));
+        String leaseTtl = blankToNull(settings.get("replica-lease-ttl"));
         if (url == null) {
-            if (user != null || passwordFile != null) {
-                throw new ConfigException((user != null ? "store-user" : "store-password-file")
+            if (user != null || passwordFile != null || leaseTtl != null) {
+                throw new ConfigException((user != null
+                                ? "store-user"
+                                : passwordFile != null ? "store-password-file" : "replica-lease-ttl")
                         + " applies to a PostgreSQL store only: set store-url too");
             }
             return Optional.empty();
+        }
+        Duration ttl = duration(new DriverSettings(settings), "replica-lease-ttl", PostgresOptions.DEFAULT_LEASE_TTL);
+        if (ttl.compareTo(PostgresOptions.MIN_LEASE_TTL) < 0 || ttl.compareTo(PostgresOptions.MAX_LEASE_TTL) > 0) {
+            throw new ConfigException("replica-lease-ttl must be 1s to 10m, got " + leaseTtl);
         }
         if (url.toLowerCase(Locale.ROOT).contains("password=")) {
             // Not echoed: the URL holds a secret.
@@ -297,7 +316,7 @@ public record GatewaySettings(
             throw new ConfigException("store-url needs store-user, the user the gateway connects as");
         }
         return Optional.of(
-                new PostgresOptions(url, user, Optional.ofNullable(passwordFile).map(Path::of)));
+                new PostgresOptions(url, user, Optional.ofNullable(passwordFile).map(Path::of), ttl));
     }
 
     private static String blankToNull(String value) {

@@ -106,7 +106,7 @@ class ExpiryTest {
                 .isEqualTo(1000);
         assertThat(lease.hasIdleDeadline()).isFalse();
 
-        await().until(() -> get(created.getId()).getPhase() == Phase.STOPPED);
+        await().until(() -> stoppedWithExpiredCondition(created.getId()));
 
         Sandbox stopped = get(created.getId());
         assertThat(stopped.getCurrentExecution().getGeneration()).isEqualTo(1);
@@ -304,7 +304,7 @@ class ExpiryTest {
 
         gateway.restart();
 
-        await().until(() -> get(created.getId()).getPhase() == Phase.STOPPED);
+        await().until(() -> stoppedWithExpiredCondition(created.getId()));
         assertThat(get(created.getId()).getConditionsList())
                 .anySatisfy(c -> assertThat(c.getType()).isEqualTo("EXPIRED"));
     }
@@ -319,6 +319,14 @@ class ExpiryTest {
         RenewSandboxLeaseResponse response = renew(created.getId(), token(created), null);
         assertThat(response.hasLease()).isFalse();
         assertThat(response.getSandbox().getResourceVersion()).isEqualTo(created.getResourceVersion());
+    }
+
+    /** Stopped, and the EXPIRED condition recorded: the expiry writes it in one more write after the stop. */
+    private boolean stoppedWithExpiredCondition(String id) {
+        Sandbox sandbox = get(id);
+        return sandbox.getPhase() == Phase.STOPPED
+                && sandbox.getConditionsList().stream()
+                        .anyMatch(c -> c.getType().equals("EXPIRED"));
     }
 
     private GrpcErrors.Failure createFailure(ExpiryPolicy expiry) {

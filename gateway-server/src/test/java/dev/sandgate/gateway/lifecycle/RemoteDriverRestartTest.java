@@ -17,6 +17,7 @@ import dev.sandgate.gateway.server.GatewayServer;
 import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.gateway.testing.TestSchema;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -31,6 +32,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,6 +48,12 @@ class RemoteDriverRestartTest {
     private Gateway gateway;
     private GatewayServer server;
     private ManagedChannel channel;
+    private TestSchema schema;
+
+    @BeforeEach
+    void storeOfThisRun() throws Exception {
+        schema = TestSchema.forThisRun();
+    }
 
     @AfterEach
     void close() {
@@ -61,6 +69,7 @@ class RemoteDriverRestartTest {
         if (host != null) {
             host.close();
         }
+        TestSchema.closeIfAny(schema);
     }
 
     private HostedDriverProcess host(List<String> driver, Map<String, String> extra) {
@@ -96,16 +105,16 @@ class RemoteDriverRestartTest {
                 List.of("--provider-class", StallingStopReferenceProvider.class.getName()),
                 Map.of(StallingStopReferenceProvider.STOP_ENTERED, stopEntered.toString()));
         gateway = Gateway.open(GatewaySettings.load(
-                new String[] {
-                    "--data-dir",
-                    root.resolve("data").toString(),
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--driver",
-                    "remote",
-                    "--driver-property",
-                    "remote.target=unix://" + root.resolve("driver.sock")
-                },
+                TestSchema.withStore(
+                        schema,
+                        "--data-dir",
+                        root.resolve("data").toString(),
+                        "--listen",
+                        "127.0.0.1:0",
+                        "--driver",
+                        "remote",
+                        "--driver-property",
+                        "remote.target=unix://" + root.resolve("driver.sock")),
                 Map.of()));
         String name = "sandgate-remote-test-" + UUID.randomUUID();
         server = GatewayServer.start(gateway, InProcessServerBuilder.forName(name));

@@ -15,6 +15,7 @@ import dev.sandgate.gateway.server.GatewayServer;
 import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.FakeDriverProvider;
+import dev.sandgate.gateway.testing.TestSchema;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.TlsChannelCredentials;
@@ -67,10 +68,18 @@ final class SecureGateway implements AutoCloseable {
     private final GatewaySecurity security;
     private final GatewayServer server;
     private final List<ManagedChannel> channels = new ArrayList<>();
+    private final TestSchema schema;
 
     private SecureGateway(
-            Path dir, TestPki pki, RSAKey jwk, Gateway gateway, GatewaySecurity security, GatewayServer server) {
+            Path dir,
+            TestPki pki,
+            RSAKey jwk,
+            Gateway gateway,
+            GatewaySecurity security,
+            GatewayServer server,
+            TestSchema schema) {
         this.dir = dir;
+        this.schema = schema;
         this.pki = pki;
         this.jwk = jwk;
         this.gateway = gateway;
@@ -92,23 +101,26 @@ final class SecureGateway implements AutoCloseable {
                 dir.resolve("tokens"),
                 "# test tokens\nci " + StaticTokenAuthenticator.digest(API_TOKEN) + " ci-group\n");
         Files.writeString(dir.resolve("policy.json"), POLICY);
-        GatewaySettings config = GatewaySettings.load(
-                new String[] {
-                    "--data-dir", dir.resolve("data").toString(),
-                    "--listen", "127.0.0.1:0",
-                    "--tls-cert", pkiDir.resolve("server.crt").toString(),
-                    "--tls-key", pkiDir.resolve("server.key").toString(),
-                    "--tls-client-ca", pkiDir.resolve("ca.crt").toString(),
-                    "--tls-client-auth", "optional",
-                    "--jwt-jwks", dir.resolve("jwks.json").toString(),
-                    "--jwt-issuer", ISSUER,
-                    "--jwt-audience", AUDIENCE,
-                    "--jwt-clock-skew", "30s",
-                    "--api-token-file", dir.resolve("tokens").toString(),
-                    "--authz-policy", dir.resolve("policy.json").toString(),
-                    "--security-reload-period", "100ms"
-                },
-                Map.of());
+        List<String> args = new ArrayList<>(List.of(
+                "--data-dir", dir.resolve("data").toString(),
+                "--listen", "127.0.0.1:0",
+                "--tls-cert", pkiDir.resolve("server.crt").toString(),
+                "--tls-key", pkiDir.resolve("server.key").toString(),
+                "--tls-client-ca", pkiDir.resolve("ca.crt").toString(),
+                "--tls-client-auth", "optional",
+                "--jwt-jwks", dir.resolve("jwks.json").toString(),
+                "--jwt-issuer", ISSUER,
+                "--jwt-audience", AUDIENCE,
+                "--jwt-clock-skew", "30s",
+                "--api-token-file", dir.resolve("tokens").toString(),
+                "--authz-policy", dir.resolve("policy.json").toString(),
+                "--security-reload-period", "100ms"));
+        // On a PostgreSQL run, a schema of its own (TestSchema).
+        TestSchema schema = TestSchema.onPostgres() ? TestSchema.create() : null;
+        if (schema != null) {
+            args.addAll(schema.storeArgs());
+        }
+        GatewaySettings config = GatewaySettings.load(args.toArray(String[]::new), Map.of());
         Gateway gateway = Gateway.open(
                 config,
                 Clock.systemUTC(),
@@ -121,7 +133,7 @@ final class SecureGateway implements AutoCloseable {
                 NettyServerBuilder.forAddress(
                         new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), security.credentials()),
                 List.of(security.interceptor()));
-        return new SecureGateway(dir, pki, jwk, gateway, security, server);
+        return new SecureGateway(dir, pki, jwk, gateway, security, server, schema);
     }
 
     int port() {
@@ -203,8 +215,14 @@ final class SecureGateway implements AutoCloseable {
         for (ManagedChannel channel : channels) {
             channel.shutdownNow();
         }
-        server.close();
-        security.close();
-        gateway.close();
+        try {
+            server.close();
+            security.close();
+            gateway.close();
+        } finally {
+            if (schema != null) {
+                schema.close();
+            }
+        }
     }
 }

@@ -29,6 +29,7 @@ import dev.sandgate.gateway.lifecycle.FaultInjector;
 import dev.sandgate.gateway.lifecycle.FaultPoint;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.gateway.testing.TestSchema;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverSettings;
@@ -65,10 +66,14 @@ class CrashPointTest {
     private Path backendDir;
     private final List<GatewayProcess> processes = new ArrayList<>();
 
+    /** On a PostgreSQL run, the store of both processes: the second is a replica taking over from the first. */
+    private TestSchema schema;
+
     @BeforeEach
-    void directories() {
+    void directories() throws Exception {
         dataDir = root.resolve("data");
         backendDir = root.resolve("backend");
+        schema = TestSchema.forThisRun();
     }
 
     @AfterEach
@@ -76,6 +81,7 @@ class CrashPointTest {
         for (GatewayProcess process : processes) {
             process.close();
         }
+        TestSchema.closeIfAny(schema);
     }
 
     private GatewayProcess gateway(String name, Optional<FaultPoint> fault) throws Exception {
@@ -88,6 +94,11 @@ class CrashPointTest {
                 ReferenceDriverProvider.DIRECTORY + "=" + backendDir,
                 "--gateway-id",
                 GATEWAY_ID));
+        if (schema != null) {
+            // The halted first one leaves its leases behind: the second waits out their time to live.
+            args.addAll(schema.storeArgs());
+            args.addAll(List.of("--replica-lease-ttl", "2s"));
+        }
         fault.ifPresent(point -> args.addAll(List.of("--enable-test-faults", "--fault-point", point.externalName())));
         GatewayProcess process = GatewayProcess.start(
                 root, name, System.getProperty("java.class.path"), GatewayMain.class.getName(), args);

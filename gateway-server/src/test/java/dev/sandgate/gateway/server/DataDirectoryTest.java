@@ -6,10 +6,12 @@ import dev.sandgate.gateway.testing.TestGateway;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The data directory holds every sandbox's spec, environment values included: its store is owner-only. */
+@Tag("sqlite-only") // Not on PostgreSQL: the SQLite files in the data directory.
 class DataDirectoryTest {
     @TempDir
     Path root;

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.sandgate.gateway.metrics.PrometheusMetrics;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.FakeDriverProvider;
+import dev.sandgate.gateway.testing.TestSchema;
 import dev.sandgate.spi.Availability;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
@@ -23,6 +24,8 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,6 +34,18 @@ import org.junit.jupiter.api.io.TempDir;
  * port's HTTP probes answer the same.
  */
 class EngineReadinessTest {
+    private TestSchema schema;
+
+    @BeforeEach
+    void storeOfThisRun() throws Exception {
+        schema = TestSchema.forThisRun();
+    }
+
+    @AfterEach
+    void dropStore() {
+        TestSchema.closeIfAny(schema);
+    }
+
     @TempDir
     Path root;
 
@@ -38,7 +53,9 @@ class EngineReadinessTest {
     void theSandboxServiceIsNotServingWhileTheEngineIsUnavailableAndServingOnceItAnswers() {
         AtomicBoolean engineUp = new AtomicBoolean(true);
         GatewaySettings config = GatewaySettings.load(
-                new String[] {"--data-dir", root.resolve("data").toString(), "--readiness-interval", "50ms"}, Map.of());
+                TestSchema.withStore(
+                        schema, "--data-dir", root.resolve("data").toString(), "--readiness-interval", "50ms"),
+                Map.of());
         String name = "readiness-" + UUID.randomUUID();
         try (Gateway gateway = Gateway.open(
                         config,
@@ -74,11 +91,14 @@ class EngineReadinessTest {
     void theMetricsPortsHttpProbesFollowTheSameChecks() throws Exception {
         AtomicBoolean engineUp = new AtomicBoolean(true);
         GatewaySettings config = GatewaySettings.load(
-                new String[] {
-                    "--data-dir", root.resolve("data").toString(),
-                    "--readiness-interval", "50ms",
-                    "--metrics-listen", "127.0.0.1:0"
-                },
+                TestSchema.withStore(
+                        schema,
+                        "--data-dir",
+                        root.resolve("data").toString(),
+                        "--readiness-interval",
+                        "50ms",
+                        "--metrics-listen",
+                        "127.0.0.1:0"),
                 Map.of());
         String name = "probes-" + UUID.randomUUID();
         try (Gateway gateway = Gateway.open(

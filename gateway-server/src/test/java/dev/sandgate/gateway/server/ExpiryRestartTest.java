@@ -85,7 +85,10 @@ class ExpiryRestartTest {
 
         GatewayProcess second = gateway("second");
 
-        await().until(() -> get(second, created.getId()).getPhase() == Phase.STOPPED);
+        // The EXPIRED condition follows the stop in one more write.
+        await().until(() -> get(second, created.getId()).getPhase() == Phase.STOPPED
+                && get(second, created.getId()).getConditionsList().stream()
+                        .anyMatch(c -> c.getType().equals("EXPIRED")));
         Sandbox stopped = get(second, created.getId());
         assertThat(stopped.getCurrentExecution().getGeneration()).isEqualTo(1);
         assertThat(stopped.getConditionsList())

@@ -143,7 +143,7 @@ class GatewayOptionsTest {
         assertThat(help).isZero();
         assertThat(shortHelp).isZero();
         String text = out.toString(StandardCharsets.UTF_8);
-        assertThat(GatewayOptions.SETTINGS).hasSize(31);
+        assertThat(GatewayOptions.SETTINGS).hasSize(32);
         for (String setting : GatewayOptions.SETTINGS) {
             assertThat(text).contains("--" + setting + " ");
             String variable = "SANDGATE_" + setting.toUpperCase(Locale.ROOT).replace('-', '_');

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.DisplayName;
@@ -38,6 +39,33 @@ class StoreOptionsTest {
                 .contains(new GatewaySettings.PostgresOptions(
                         "jdbc:postgresql://db.example:5432/sandgate", "gw", Optional.of(Path.of("/run/secrets/db"))));
         assertThat(environment.postgres().orElseThrow().passwordFile()).isEmpty();
+    }
+
+    @Test
+    @DisplayName("replica-lease-ttl sets the replicas' lease time to live, 10s unless given, 1s to 10m")
+    void replicaLeaseTtl() {
+        String[] store = {"--store-url", "jdbc:postgresql://db/sandgate", "--store-user", "gw"};
+
+        assertThat(load(store).postgres().orElseThrow().replicaLeaseTtl()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(GatewaySettings.load(store, Map.of("SANDGATE_REPLICA_LEASE_TTL", "2s"))
+                        .postgres()
+                        .orElseThrow()
+                        .replicaLeaseTtl())
+                .isEqualTo(Duration.ofSeconds(2));
+        assertThat(GatewaySettings.load(store, Map.of("SANDGATE_REPLICA_LEASE_TTL", "10m"))
+                        .postgres()
+                        .orElseThrow()
+                        .replicaLeaseTtl())
+                .isEqualTo(Duration.ofMinutes(10));
+        for (String wrong : new String[] {"999ms", "11m", "0s", "soon"}) {
+            assertThatThrownBy(() -> GatewaySettings.load(store, Map.of("SANDGATE_REPLICA_LEASE_TTL", wrong)))
+                    .as(wrong)
+                    .isInstanceOf(ConfigException.class)
+                    .hasMessageContaining("replica-lease-ttl");
+        }
+        assertThatThrownBy(() -> load("--replica-lease-ttl", "5s"))
+                .isInstanceOf(ConfigException.class)
+                .hasMessageStartingWith("replica-lease-ttl applies to a PostgreSQL store only");
     }
 
     @Test

@@ -8,9 +8,11 @@ import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The store answers {@link Store#policyRevision} from memory only with revisions that are committed. */
+@Tag("sqlite-only") // Not on PostgreSQL: the embedded store's cached policy revisions (CachingStore).
 class CommittedRevisionsTest extends OpenStoreTest {
     private static PolicyRevisionRecord revision(SandboxRecord sandbox, long number, String document) {
         return new PolicyRevisionRecord(

@@ -9,8 +9,10 @@ import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("sqlite-only") // Not on PostgreSQL: the embedded store's cached rows (CachingStore).
 class CommittedRowsTest extends OpenStoreTest {
     private Optional<SandboxRecord> stored(String id) {
         return store.read(tx -> tx.sandbox(id));

@@ -16,9 +16,11 @@ import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("sqlite-only") // Not on PostgreSQL: the embedded store's cached request ids (CachingStore).
 class RequestIdsTest {
     private static final Instant T0 = Instant.parse("2026-01-01T00:00:00Z");
 

@@ -3,8 +3,10 @@ package dev.sandgate.gateway.store;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.sql.SQLException;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("sqlite-only") // Not on PostgreSQL: SQLite itself, its busy handling.
 class SqliteBusyTest {
     @Test
     void busyAndItsExtendedCodesAreRecognizedThroughWrappers() {

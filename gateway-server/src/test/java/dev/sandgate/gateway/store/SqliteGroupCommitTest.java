@@ -9,8 +9,10 @@ import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+@Tag("sqlite-only") // Not on PostgreSQL: SQLite itself, group commit on the embedded store.
 class SqliteGroupCommitTest extends OpenStoreTest {
     private Optional<SandboxRecord> byName(String name) {
         return store.read(tx -> tx.sandboxByName("team", name));

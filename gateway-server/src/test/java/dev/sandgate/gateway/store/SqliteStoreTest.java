@@ -17,9 +17,11 @@ import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("sqlite-only") // Not on PostgreSQL: SQLite itself, the embedded store and its file.
 class SqliteStoreTest {
     @TempDir
     Path dir;

@@ -12,9 +12,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("sqlite-only") // Not on PostgreSQL: SQLite itself, its migrations and indexes.
 class StoreMigrationTest {
     @TempDir
     Path dir;

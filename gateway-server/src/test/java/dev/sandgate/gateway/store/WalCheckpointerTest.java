@@ -14,9 +14,11 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Tag("sqlite-only") // Not on PostgreSQL: SQLite itself, WAL checkpoints.
 class WalCheckpointerTest {
     private static final long MIB = 1024 * 1024;
 

@@ -23,6 +23,7 @@ import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
@@ -30,6 +31,10 @@ import java.util.concurrent.TimeUnit;
  * A gateway for tests: the real {@link Gateway} and {@link GatewayServer} on a temporary data directory, with a
  * {@link FakeDriver} over a temporary backend directory, reached in-process or over real Netty on loopback.
  * {@link #restart()} closes everything and opens it again on the same directories, with a fresh driver instance.
+ *
+ * <p>When the run is on PostgreSQL ({@link TestSchema#onPostgres()}), the store is a schema of this gateway's own
+ * instead of the data directory's SQLite file (unless the test gives its own store-url): kept across restarts, dropped
+ * at close.
  */
 public final class TestGateway implements AutoCloseable {
     /** How tests reach the gateway. */
@@ -44,6 +49,7 @@ public final class TestGateway implements AutoCloseable {
     private final DriverCapabilities capabilities;
     private final List<String> extraArgs;
     private final boolean referenceDriver;
+    private final TestSchema schema;
     private FakeDriver driver;
     private Gateway gateway;
     private GatewayServer server;
@@ -61,7 +67,15 @@ public final class TestGateway implements AutoCloseable {
         this.capabilities = capabilities;
         this.extraArgs = List.copyOf(extraArgs);
         this.referenceDriver = referenceDriver;
-        open();
+        this.schema = TestSchema.onPostgres() && !this.extraArgs.contains("--store-url")
+                ? TestSchema.createUnchecked()
+                : null;
+        try {
+            open();
+        } catch (RuntimeException | Error e) {
+            dropSchema();
+            throw e;
+        }
     }
 
     public static TestGateway start(Path root, Transport transport) {
@@ -81,6 +95,9 @@ public final class TestGateway implements AutoCloseable {
     private void open() {
         List<String> args = new ArrayList<>(List.of("--data-dir", dataDir.toString(), "--listen", "127.0.0.1:0"));
         args.addAll(extraArgs);
+        if (schema != null) {
+            args.addAll(schema.storeArgs());
+        }
         if (referenceDriver) {
             args.addAll(List.of("--driver", "reference", "--driver-property", "reference.directory=" + backendDir));
             gateway = Gateway.open(GatewaySettings.load(args.toArray(String[]::new), Map.of()));
@@ -146,9 +163,24 @@ public final class TestGateway implements AutoCloseable {
         open();
     }
 
+    /** The PostgreSQL schema of this gateway's store, if the run is on PostgreSQL. */
+    public Optional<TestSchema> schema() {
+        return Optional.ofNullable(schema);
+    }
+
     @Override
     public void close() {
-        closeAll();
+        try {
+            closeAll();
+        } finally {
+            dropSchema();
+        }
+    }
+
+    private void dropSchema() {
+        if (schema != null) {
+            schema.close();
+        }
     }
 
     private void closeAll() {
