@@ -36,7 +36,8 @@ import java.util.function.Function;
  * duplicate of a request still in flight in this process waits for its answer; a new request runs, and its request
  * record is written in the transactions of its intent and of its result, never on its own. Definitive failures are
  * recorded too, so that a replay fails the same way. With replicas, a duplicate admitted by another replica while this
- * one ran (the request_id's record appears though this request recorded nothing) is waited for and replayed.
+ * one ran (the request_id's record appears though this request recorded nothing, its answer or its refusal) is waited
+ * for and replayed.
  */
 final class RequestLedger {
     /**
@@ -298,7 +299,16 @@ final class RequestLedger {
                     && !admission.recorded
                     && recordable(failure.reason())
                     && admission.meta.requestId().isPresent()) {
-                recordFailure(admission, failure);
+                try {
+                    recordFailure(admission, failure);
+                } catch (RuntimeException notRecorded) {
+                    // Another replica recorded the request_id between this one's look-ups and its insert.
+                    Optional<RequestRecord> raced = recordedElsewhere(admission, notRecorded);
+                    if (raced.isPresent()) {
+                        return awaitRecorded(raced.get(), admission);
+                    }
+                    throw notRecorded;
+                }
             }
             throw e;
         }
