@@ -299,15 +299,18 @@ final class RequestLedger {
                     && !admission.recorded
                     && recordable(failure.reason())
                     && admission.meta.requestId().isPresent()) {
+                // Another replica may record the request_id between this one's look-ups and its insert.
+                Optional<RequestRecord> raced;
                 try {
-                    recordFailure(admission, failure);
+                    raced = recordFailure(admission, failure);
                 } catch (RuntimeException notRecorded) {
-                    // Another replica recorded the request_id between this one's look-ups and its insert.
-                    Optional<RequestRecord> raced = recordedElsewhere(admission, notRecorded);
-                    if (raced.isPresent()) {
-                        return awaitRecorded(raced.get(), admission);
+                    raced = recordedElsewhere(admission, notRecorded);
+                    if (raced.isEmpty()) {
+                        throw notRecorded;
                     }
-                    throw notRecorded;
+                }
+                if (raced.isPresent()) {
+                    return awaitRecorded(raced.get(), admission);
                 }
             }
             throw e;
@@ -397,11 +400,13 @@ final class RequestLedger {
         };
     }
 
-    private void recordFailure(Admission admission, GatewayException e) {
+    /** Records {@code e} as the request's answer; or returns the record another replica wrote first. */
+    private Optional<RequestRecord> recordFailure(Admission admission, GatewayException e) {
         String requestId = admission.meta.requestId().orElseThrow();
         Instant now = Transitions.now(clock);
-        store.write(tx -> {
-            if (tx.request(requestId).isEmpty()) {
+        return store.write(tx -> {
+            Optional<RequestRecord> first = tx.request(requestId);
+            if (first.isEmpty()) {
                 tx.insertRequest(new RequestRecord(
                         requestId,
                         admission.method.wireName(),
@@ -414,7 +419,7 @@ final class RequestLedger {
                         Optional.of(now),
                         admission.meta.principal()));
             }
-            return null;
+            return first;
         });
     }
 

@@ -261,4 +261,49 @@ class ReplicaSerializationTest {
             assertThat(b.driver().calls(FakeDriver.Method.STOP)).isZero();
         }
     }
+
+    @Test
+    @DisplayName("two different refused requests sent with one request_id to both replicas at once: one gets its"
+            + " refusal, the other REQUEST_ID_REUSED, never INTERNAL")
+    void reusedRequestIdOnTwoReplicasIsReused() throws Exception {
+        String[] store = storeArgs();
+        try (TestGateway a = TestGateway.start(
+                        dir.resolve("a"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                TestGateway b = TestGateway.start(
+                        dir.resolve("b"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                ExecutorService threads = Executors.newFixedThreadPool(2)) {
+            List<List<String>> answers = new ArrayList<>();
+            for (int round = 0; round < ROUNDS; round++) {
+                String requestId = TestGateway.newRequestId();
+                StopSandboxRequest viaA = StopSandboxRequest.newBuilder()
+                        .setRequestId(requestId)
+                        .setTarget(TestGateway.byName("team", "missing-a" + round))
+                        .build();
+                StopSandboxRequest viaB = viaA.toBuilder()
+                        .setTarget(TestGateway.byName("team", "missing-b" + round))
+                        .build();
+                CyclicBarrier together = new CyclicBarrier(2);
+                CompletableFuture<GrpcErrors.Failure> fromA = CompletableFuture.supplyAsync(
+                        () -> failure(() -> {
+                            together.await();
+                            a.stub().stopSandbox(viaA);
+                        }),
+                        threads);
+                CompletableFuture<GrpcErrors.Failure> fromB = CompletableFuture.supplyAsync(
+                        () -> failure(() -> {
+                            together.await();
+                            b.stub().stopSandbox(viaB);
+                        }),
+                        threads);
+                answers.add(List.of(fromA.get().reason(), fromB.get().reason()));
+            }
+
+            assertThat(answers)
+                    .hasSize(ROUNDS)
+                    .allSatisfy(pair -> assertThat(pair)
+                            .isIn(
+                                    List.of("SANDBOX_NOT_FOUND", "REQUEST_ID_REUSED"),
+                                    List.of("REQUEST_ID_REUSED", "SANDBOX_NOT_FOUND")));
+        }
+    }
 }
