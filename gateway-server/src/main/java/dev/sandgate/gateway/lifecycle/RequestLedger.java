@@ -36,7 +36,8 @@ import java.util.function.Function;
  * duplicate of a request still in flight in this process waits for its answer; a new request runs, and its request
  * record is written in the transactions of its intent and of its result, never on its own. Definitive failures are
  * recorded too, so that a replay fails the same way. With replicas, a duplicate admitted by another replica while this
- * one ran (the request_id's record appears though this request recorded nothing) is waited for and replayed.
+ * one ran (the request_id's record appears though this request recorded nothing, its answer or its refusal) is waited
+ * for and replayed.
  */
 final class RequestLedger {
     /**
@@ -298,7 +299,19 @@ final class RequestLedger {
                     && !admission.recorded
                     && recordable(failure.reason())
                     && admission.meta.requestId().isPresent()) {
-                recordFailure(admission, failure);
+                // Another replica may record the request_id between this one's look-ups and its insert.
+                Optional<RequestRecord> raced;
+                try {
+                    raced = recordFailure(admission, failure);
+                } catch (RuntimeException notRecorded) {
+                    raced = recordedElsewhere(admission, notRecorded);
+                    if (raced.isEmpty()) {
+                        throw notRecorded;
+                    }
+                }
+                if (raced.isPresent()) {
+                    return awaitRecorded(raced.get(), admission);
+                }
             }
             throw e;
         }
@@ -387,11 +400,13 @@ final class RequestLedger {
         };
     }
 
-    private void recordFailure(Admission admission, GatewayException e) {
+    /** Records {@code e} as the request's answer; or returns the record another replica wrote first. */
+    private Optional<RequestRecord> recordFailure(Admission admission, GatewayException e) {
         String requestId = admission.meta.requestId().orElseThrow();
         Instant now = Transitions.now(clock);
-        store.write(tx -> {
-            if (tx.request(requestId).isEmpty()) {
+        return store.write(tx -> {
+            Optional<RequestRecord> first = tx.request(requestId);
+            if (first.isEmpty()) {
                 tx.insertRequest(new RequestRecord(
                         requestId,
                         admission.method.wireName(),
@@ -404,7 +419,7 @@ final class RequestLedger {
                         Optional.of(now),
                         admission.meta.principal()));
             }
-            return null;
+            return first;
         });
     }
 

@@ -5,8 +5,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.sandgate.api.v1.CreateSandboxRequest;
 import dev.sandgate.api.v1.CreateSandboxResponse;
+import dev.sandgate.api.v1.ExecutionPrecondition;
 import dev.sandgate.api.v1.ListSandboxesRequest;
 import dev.sandgate.api.v1.Sandbox;
+import dev.sandgate.api.v1.StartSandboxRequest;
 import dev.sandgate.api.v1.StopOutcome;
 import dev.sandgate.api.v1.StopSandboxRequest;
 import dev.sandgate.api.v1.StopSandboxResponse;
@@ -17,9 +19,11 @@ import dev.sandgate.gateway.testing.TestGateway;
 import dev.sandgate.gateway.testing.TestPostgres;
 import dev.sandgate.testing.EngineTest;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.CyclicBarrier;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -192,6 +196,114 @@ class ReplicaSerializationTest {
                     .containsExactly(original.getSandbox().getId());
             assertThat(a.driver().calls(FakeDriver.Method.CREATE)).isEqualTo(1);
             assertThat(b.driver().calls(FakeDriver.Method.CREATE)).isZero();
+        }
+    }
+
+    /** Rounds of a race whose window is short: enough that, before the fix, the duplicate's insert met the first's. */
+    private static final int ROUNDS = 20;
+
+    @Test
+    @DisplayName("a refused request (a stop with a stale execution token, a stop of no such sandbox) sent with one"
+            + " request_id to both replicas at once gets the same refusal from both, never INTERNAL")
+    void duplicateRefusalOnTwoReplicasAnswersTheSameRefusal() throws Exception {
+        String[] store = storeArgs();
+        try (TestGateway a = TestGateway.start(
+                        dir.resolve("a"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                TestGateway b = TestGateway.start(
+                        dir.resolve("b"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                ExecutorService threads = Executors.newFixedThreadPool(2)) {
+            Sandbox sandbox = a.create("team", "restarted");
+            String staleToken = sandbox.getCurrentExecution().getExecutionToken();
+            a.stub()
+                    .stopSandbox(StopSandboxRequest.newBuilder()
+                            .setTarget(TestGateway.byId(sandbox.getId()))
+                            .build());
+            a.stub()
+                    .startSandbox(StartSandboxRequest.newBuilder()
+                            .setTarget(TestGateway.byId(sandbox.getId()))
+                            .build());
+            List<List<String>> answers = new ArrayList<>();
+            for (int round = 0; round < ROUNDS; round++) {
+                StopSandboxRequest stale = StopSandboxRequest.newBuilder()
+                        .setRequestId(TestGateway.newRequestId())
+                        .setTarget(TestGateway.byId(sandbox.getId()))
+                        .setPrecondition(ExecutionPrecondition.newBuilder().setExpectedExecutionToken(staleToken))
+                        .build();
+                StopSandboxRequest missing = StopSandboxRequest.newBuilder()
+                        .setRequestId(TestGateway.newRequestId())
+                        .setTarget(TestGateway.byName("team", "missing-" + round))
+                        .build();
+                for (StopSandboxRequest stop : List.of(stale, missing)) {
+                    CyclicBarrier together = new CyclicBarrier(2);
+                    CompletableFuture<GrpcErrors.Failure> viaA = CompletableFuture.supplyAsync(
+                            () -> failure(() -> {
+                                together.await();
+                                a.stub().stopSandbox(stop);
+                            }),
+                            threads);
+                    CompletableFuture<GrpcErrors.Failure> viaB = CompletableFuture.supplyAsync(
+                            () -> failure(() -> {
+                                together.await();
+                                b.stub().stopSandbox(stop);
+                            }),
+                            threads);
+                    answers.add(List.of(viaA.get().reason(), viaB.get().reason()));
+                }
+            }
+
+            assertThat(answers)
+                    .hasSize(2 * ROUNDS)
+                    .allSatisfy(pair -> assertThat(pair)
+                            .isIn(
+                                    List.of("STALE_EXECUTION", "STALE_EXECUTION"),
+                                    List.of("SANDBOX_NOT_FOUND", "SANDBOX_NOT_FOUND")));
+            assertThat(a.driver().calls(FakeDriver.Method.STOP)).isEqualTo(1);
+            assertThat(b.driver().calls(FakeDriver.Method.STOP)).isZero();
+        }
+    }
+
+    @Test
+    @DisplayName("two different refused requests sent with one request_id to both replicas at once: one gets its"
+            + " refusal, the other REQUEST_ID_REUSED, never INTERNAL")
+    void reusedRequestIdOnTwoReplicasIsReused() throws Exception {
+        String[] store = storeArgs();
+        try (TestGateway a = TestGateway.start(
+                        dir.resolve("a"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                TestGateway b = TestGateway.start(
+                        dir.resolve("b"), TestGateway.Transport.IN_PROCESS, FakeDriver.allCapabilities(), store);
+                ExecutorService threads = Executors.newFixedThreadPool(2)) {
+            List<List<String>> answers = new ArrayList<>();
+            for (int round = 0; round < ROUNDS; round++) {
+                String requestId = TestGateway.newRequestId();
+                StopSandboxRequest viaA = StopSandboxRequest.newBuilder()
+                        .setRequestId(requestId)
+                        .setTarget(TestGateway.byName("team", "missing-a" + round))
+                        .build();
+                StopSandboxRequest viaB = viaA.toBuilder()
+                        .setTarget(TestGateway.byName("team", "missing-b" + round))
+                        .build();
+                CyclicBarrier together = new CyclicBarrier(2);
+                CompletableFuture<GrpcErrors.Failure> fromA = CompletableFuture.supplyAsync(
+                        () -> failure(() -> {
+                            together.await();
+                            a.stub().stopSandbox(viaA);
+                        }),
+                        threads);
+                CompletableFuture<GrpcErrors.Failure> fromB = CompletableFuture.supplyAsync(
+                        () -> failure(() -> {
+                            together.await();
+                            b.stub().stopSandbox(viaB);
+                        }),
+                        threads);
+                answers.add(List.of(fromA.get().reason(), fromB.get().reason()));
+            }
+
+            assertThat(answers)
+                    .hasSize(ROUNDS)
+                    .allSatisfy(pair -> assertThat(pair)
+                            .isIn(
+                                    List.of("SANDBOX_NOT_FOUND", "REQUEST_ID_REUSED"),
+                                    List.of("REQUEST_ID_REUSED", "SANDBOX_NOT_FOUND")));
         }
     }
 }
