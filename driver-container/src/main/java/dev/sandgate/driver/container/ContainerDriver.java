@@ -65,8 +65,10 @@ import org.slf4j.LoggerFactory;
  * request, else FAILED_PRECONDITION before anything changes; a create of a new id whose workspace and name another
  * sandbox's containers carry is FAILED_PRECONDITION too (container names carry the id, so the engine would not
  * refuse it); stop and delete check the expected generation against
- * its generation stamp. Stop and delete take the container ID and labels from the index when it has them (labels are
- * immutable, so the checks are the same), else from the engine's list; create and start always list. Mutations take
+ * its generation stamp. Stop and delete take the container ID and labels from the index when it has them and they agree
+ * with the call (labels are immutable, so the checks are the same), else from the engine's list: an entry whose stamps
+ * or generation disagree may be stale (another driver instance, e.g. another gateway replica, relaunched the sandbox)
+ * and is dropped, and the engine's answer decides; create and start always list. Mutations take
  * the container ID resolved that way, after {@link MutationHook#beforeMutation}: a container that is gone by then
  * (removed or replaced behind the driver's back) makes the call fail with ABORTED without touching its replacement,
  * and the index forgets the sandbox so that a retry lists again.
@@ -374,14 +376,10 @@ public final class ContainerDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         return locked(ref, () -> {
-            Optional<Known> known = index.get(ref.id());
+            Optional<Known> known = indexed(ref, expectedGeneration);
             if (known.isPresent()) {
                 // The entry's labels are facts about its container ID; the stop goes by that ID.
-                Known entry = known.get();
-                requireIdentity(ref, entry.labels());
-                Identity.requireExpectedGeneration(
-                        ref, expectedGeneration, ListedContainer.generation(entry.containerId(), entry.labels()));
-                return stopContainer(ref, entry.containerId());
+                return stopContainer(ref, known.get().containerId());
             }
             long version = index.version(ref.id());
             SandboxContainers found = resolve(ref);
@@ -422,15 +420,12 @@ public final class ContainerDriver implements ComputeDriver {
         requireNonNull(ref, "ref is null");
         requireNonNull(expectedGeneration, "expectedGeneration is null");
         return locked(ref, () -> {
-            Optional<Known> known = index.get(ref.id());
+            Optional<Known> known = indexed(ref, expectedGeneration);
             String currentId;
             List<String> staleIds;
             boolean volumeVerified;
             if (known.isPresent()) {
                 Known entry = known.get();
-                requireIdentity(ref, entry.labels());
-                Identity.requireExpectedGeneration(
-                        ref, expectedGeneration, ListedContainer.generation(entry.containerId(), entry.labels()));
                 currentId = entry.containerId();
                 staleIds = entry.others();
                 volumeVerified = entry.volumeVerified();
@@ -531,6 +526,28 @@ public final class ContainerDriver implements ComputeDriver {
         SandboxContainers found = backend.find(ref.id()).orElseThrow(() -> DriverException.notFound(ref));
         requireIdentity(ref, found.current().labels());
         return found;
+    }
+
+    /**
+     * The index's entry of {@code ref} if it agrees with what the call is asked to do (the entry's stamps match
+     * {@code ref} and its generation is the expected one), else empty, and a disagreeing entry is dropped: the caller
+     * then asks the engine and decides on its answer. The index learns of containers created or removed by other
+     * driver instances only through a watch, which only the leading gateway replica runs, so a disagreement means the
+     * entry may be stale, never that the request is wrong.
+     */
+    private Optional<Known> indexed(SandboxRef ref, OptionalLong expectedGeneration) {
+        Optional<Known> known = index.get(ref.id()).filter(entry -> {
+            Map<String, String> labels = entry.labels();
+            return ref.workspace().equals(labels.get(dev.sandgate.spi.Labels.WORKSPACE))
+                    && ref.name().equals(labels.get(dev.sandgate.spi.Labels.NAME))
+                    && (expectedGeneration.isEmpty()
+                            || expectedGeneration.getAsLong()
+                                    == ListedContainer.generation(entry.containerId(), labels));
+        });
+        if (known.isEmpty()) {
+            index.drop(ref.id());
+        }
+        return known;
     }
 
     private static Known known(SandboxContainers found, Optional<ContainerRecipe> recipe, boolean volumeVerified) {

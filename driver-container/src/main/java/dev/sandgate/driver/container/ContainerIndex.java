@@ -31,6 +31,9 @@ import java.util.Set;
  *   <li>Every watch subscription feeds the engine's container events here ({@link #onEvent}): an event of a container
  *       this instance did not create, resolve or is creating, or the removal of a known container this instance did
  *       not remove, drops the entry. A watch that lost its stream drops every entry ({@link #clear}).
+ *   <li>An instance without a watch (a gateway replica that does not lead) is told of nothing, so an entry is trusted
+ *       only while it agrees with the call: an entry whose stamps or generation differ from what a stop or delete
+ *       expects is dropped and the engine's list decides, never the entry.
  * </ul>
  *
  * <p>Entries are written only by lifecycle calls, which hold the sandbox's lock, and only if no event dropped the

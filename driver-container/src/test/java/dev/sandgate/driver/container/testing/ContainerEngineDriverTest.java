@@ -598,6 +598,48 @@ public abstract class ContainerEngineDriverTest {
         assertThat(probe.volumeNames(ref.id())).isEmpty();
     }
 
+    // ---- several driver instances on one engine (gateway replicas; only the leader watches)
+
+    @Test
+    void anInstanceThatMissedAnotherInstancesRelaunchStopsTheNewExecution() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        ComputeDriver follower = instanceThatSawGenerationTwo(ref);
+        ComputeDriver other = extraDriver(config());
+        other.stop(ref, OptionalLong.of(2));
+        other.start(ref, launch(3, StaticPolicy.DEFAULT));
+
+        SandboxObservation stopped = follower.stop(ref, OptionalLong.of(3)).observation();
+
+        assertThat(stopped.generation()).isEqualTo(3);
+        assertThat(stopped.state()).isEqualTo(SandboxState.STOPPED);
+        assertThat(inspect(onlyContainer(ref)).getState().getRunning()).isFalse();
+        SandboxObservation seen = follower.get(ref);
+        assertThat(seen.generation()).isEqualTo(3);
+        assertThat(seen.state()).isEqualTo(SandboxState.STOPPED);
+    }
+
+    @Test
+    void anInstanceThatMissedAnotherInstancesRelaunchDeletesTheNewExecution() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        ComputeDriver follower = instanceThatSawGenerationTwo(ref);
+        ComputeDriver other = extraDriver(config());
+        other.stop(ref, OptionalLong.of(2));
+        other.start(ref, launch(3, StaticPolicy.DEFAULT));
+
+        assertThat(follower.delete(ref, OptionalLong.of(3)).deleted()).isTrue();
+
+        assertThat(probe.resources(ref.id())).isEmpty();
+        assertThat(probe.volumeNames(ref.id())).isEmpty();
+    }
+
+    /** A driver instance without a watch that launched generation 2 of {@code ref} itself, so it knows that one. */
+    private ComputeDriver instanceThatSawGenerationTwo(SandboxRef ref) {
+        ComputeDriver instance = extraDriver(config());
+        instance.stop(ref, OptionalLong.of(1));
+        instance.start(ref, launch(2, StaticPolicy.DEFAULT));
+        return instance;
+    }
+
     // ---- images
 
     @Test
