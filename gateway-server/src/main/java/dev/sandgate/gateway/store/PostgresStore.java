@@ -131,6 +131,11 @@ public final class PostgresStore implements Store {
         return store.read(work);
     }
 
+    /** How many writes wait for the writer. */
+    int queuedWrites() {
+        return store.writes().queuedWrites();
+    }
+
     /** Closes the readers, then the writer once no write runs. */
     @Override
     public void close() {
