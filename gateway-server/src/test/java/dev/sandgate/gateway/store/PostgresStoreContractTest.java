@@ -194,11 +194,9 @@ class PostgresStoreContractTest extends StoreContractTest {
                         .isNotNull();
             }
             for (String name : java.util.List.of("holder", "good-1", "good-2", "good-3")) {
-                assertThat(store.read(tx -> tx.sandboxByName("team", name)))
-                        .as(name)
-                        .isPresent();
+                assertThat(sandboxByNameRead("team", name)).as(name).isPresent();
             }
-            assertThat(store.read(tx -> tx.sandboxByName("team", "bad")))
+            assertThat(sandboxByNameRead("team", "bad"))
                     .as("the failed write's insert is rolled back with it")
                     .isEmpty();
         }
