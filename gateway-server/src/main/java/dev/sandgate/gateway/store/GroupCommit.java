@@ -24,12 +24,18 @@ import java.util.function.LongConsumer;
  * alone and its caller gets the exception; the others commit. Each caller still returns only after the commit that
  * holds its writes, so durability is unchanged; under concurrency many operations share one commit (and one sync)
  * instead of queueing for one each. A work that calls {@code write} again joins the transaction it runs in.
+ *
+ * <p>A work's savepoint is released only when the next work's is set, or by the commit: on PostgreSQL, where each
+ * statement is a round trip to the server on the one writer connection, the release and the next savepoint go in one
+ * round trip ({@link #RELEASE_AND_SAVEPOINT}), and the last work's release costs none.
  */
 final class GroupCommit {
     /** How many queued write transactions share one commit at most. */
     private static final int MAX_BATCH = 64;
     /** How often a write transaction is run again after a retryable failure before the failure is reported. */
     private static final int RETRY_ATTEMPTS = 8;
+    /** The last work's savepoint released and the next one's set, in one round trip (PostgreSQL). */
+    private static final String RELEASE_AND_SAVEPOINT = RELEASE_SAVEPOINT + "; " + SAVEPOINT;
 
     private final PreparedConnection writer;
     private final SqlDialect dialect;
@@ -40,6 +46,8 @@ final class GroupCommit {
     private volatile WriteObserver observer = WriteObserver.NONE;
     /** The transaction of the work the writer runs now, for a nested write; only the lock holder uses it. */
     private StoreTransaction running;
+    /** Whether the last work's savepoint is still set in the open transaction; only the lock holder uses it. */
+    private boolean savepointSet;
 
     GroupCommit(PreparedConnection writer, SqlDialect dialect) {
         this.writer = requireNonNull(writer, "writer is null");
@@ -119,6 +127,7 @@ final class GroupCommit {
         boolean alone = batch.size() == 1;
         for (int attempt = 1; ; attempt++) {
             Throwable batchFailure;
+            savepointSet = false;
             observer.beginTransaction();
             try {
                 for (Queued<?> queued : batch) {
@@ -165,6 +174,19 @@ final class GroupCommit {
             }
         }
         return all;
+    }
+
+    /** Sets a work's savepoint, releasing the last work's if it is still set. */
+    private void setSavepoint() {
+        if (!savepointSet) {
+            control(SAVEPOINT);
+        } else if (dialect == SqlDialect.POSTGRESQL) {
+            control(RELEASE_AND_SAVEPOINT); // one round trip: the driver sends both before it waits
+        } else {
+            control(RELEASE_SAVEPOINT);
+            control(SAVEPOINT);
+        }
+        savepointSet = true;
     }
 
     /** Runs one statement of transaction control (SAVEPOINT, RELEASE, ROLLBACK TO) on the writer. */
@@ -218,7 +240,7 @@ final class GroupCommit {
         /** Runs the work in the open transaction; a failure of its own is rolled back to its savepoint. */
         void runIn(GroupCommit writes, boolean alone) {
             if (!alone) {
-                writes.control(SAVEPOINT);
+                writes.setSavepoint();
             }
             List<CommittedRows.Change> changes = new ArrayList<>();
             WriteObserver.Observed mine =
@@ -238,9 +260,7 @@ final class GroupCommit {
             } finally {
                 writes.running = null;
             }
-            if (!alone) {
-                writes.control(RELEASE_SAVEPOINT);
-            }
+            // Its savepoint stays set until the next work's is set or the batch commits.
         }
 
         void reset() {

@@ -140,6 +140,11 @@ public final class PostgresStore implements Store {
         return ChangeLog.open(settings);
     }
 
+    /** How many writes wait for the writer. */
+    int queuedWrites() {
+        return store.writes().queuedWrites();
+    }
+
     /** Closes the readers, then the writer once no write runs. */
     @Override
     public void close() {

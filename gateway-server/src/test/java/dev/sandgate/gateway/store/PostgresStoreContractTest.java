@@ -167,6 +167,46 @@ class PostgresStoreContractTest extends StoreContractTest {
         assertThat(wrong.toString()).doesNotContain("not-the-password-42");
     }
 
+    @Test
+    @DisplayName("writes queued into one batch: one that fails after writing is rolled back alone, and the writes"
+            + " before and after it commit")
+    void aFailingWriteInABatchIsRolledBackAlone() throws Exception {
+        PostgresStore postgres = (PostgresStore) store;
+        try (java.util.concurrent.ExecutorService threads = java.util.concurrent.Executors.newFixedThreadPool(5)) {
+            java.util.concurrent.CountDownLatch holding = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+            java.util.concurrent.Future<?> holder = StoreRecords.holdWriter(
+                    store, threads, tx -> tx.insertSandbox(StoreRecords.sandbox("holder")), holding, release);
+            assertThat(holding.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+            java.util.List<java.util.concurrent.Future<Object>> writes = new java.util.ArrayList<>();
+            for (String name : java.util.List.of("good-1", "bad", "good-2", "good-3")) {
+                writes.add(threads.submit(() -> store.write(tx -> {
+                    tx.insertSandbox(StoreRecords.sandbox(name));
+                    if (name.equals("bad")) {
+                        throw new IllegalStateException("changed my mind");
+                    }
+                    return name;
+                })));
+                Awaitility.await().until(postgres::queuedWrites, queued -> queued == writes.size());
+            }
+            release.countDown();
+            holder.get(30, java.util.concurrent.TimeUnit.SECONDS);
+
+            assertThatThrownBy(() -> writes.get(1).get(30, java.util.concurrent.TimeUnit.SECONDS))
+                    .hasRootCauseMessage("changed my mind");
+            for (int i : new int[] {0, 2, 3}) {
+                assertThat(writes.get(i).get(30, java.util.concurrent.TimeUnit.SECONDS))
+                        .isNotNull();
+            }
+            for (String name : java.util.List.of("holder", "good-1", "good-2", "good-3")) {
+                assertThat(sandboxByNameRead("team", name)).as(name).isPresent();
+            }
+            assertThat(sandboxByNameRead("team", "bad"))
+                    .as("the failed write's insert is rolled back with it")
+                    .isEmpty();
+        }
+    }
+
     private static boolean aSessionWaitsForALock() throws Exception {
         PostgresStore.Settings settings = settings();
         try (Connection connection = DriverManager.getConnection(

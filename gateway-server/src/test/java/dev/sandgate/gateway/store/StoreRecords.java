@@ -32,7 +32,7 @@ final class StoreRecords {
      * {@code release} opens, so that later writes queue.
      */
     static Future<?> holdWriter(
-            SqliteStore store,
+            Store store,
             ExecutorService threads,
             Consumer<StoreTransaction> work,
             CountDownLatch holding,
