@@ -12,6 +12,7 @@ import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.SandboxTarget;
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.gateway.testing.TestGateway;
+import dev.sandgate.gateway.testing.TestSchema;
 import dev.sandgate.testing.GatewayProcess;
 import dev.sandgate.testing.ProcessTest;
 import java.nio.file.Path;
@@ -19,6 +20,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.DisplayName;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,26 +33,37 @@ class ExpiryRestartTest {
 
     private final List<GatewayProcess> processes = new ArrayList<>();
 
+    /** The PostgreSQL schema of a PostgreSQL run, else null (SQLite in the data directory). */
+    private TestSchema schema;
+
+    @BeforeEach
+    void store() throws Exception {
+        schema = TestSchema.forThisRun();
+    }
+
     @AfterEach
     void stopProcesses() {
         processes.forEach(GatewayProcess::close);
+        TestSchema.closeIfAny(schema);
     }
 
     private GatewayProcess gateway(String name) throws Exception {
+        List<String> args = new ArrayList<>(List.of(
+                "--data-dir",
+                root.resolve("data").toString(),
+                "--driver",
+                ReferenceDriverProvider.NAME,
+                "--driver-property",
+                ReferenceDriverProvider.DIRECTORY + "=" + root.resolve("backend"),
+                "--gateway-id",
+                "expiry-gw"));
+        if (schema != null) {
+            // The killed first one leaves its leases behind: the second waits out their time to live.
+            args.addAll(schema.storeArgs());
+            args.addAll(List.of("--replica-lease-ttl", "2s"));
+        }
         GatewayProcess process = GatewayProcess.start(
-                root,
-                name,
-                System.getProperty("java.class.path"),
-                GatewayMain.class.getName(),
-                List.of(
-                        "--data-dir",
-                        root.resolve("data").toString(),
-                        "--driver",
-                        ReferenceDriverProvider.NAME,
-                        "--driver-property",
-                        ReferenceDriverProvider.DIRECTORY + "=" + root.resolve("backend"),
-                        "--gateway-id",
-                        "expiry-gw"));
+                root, name, System.getProperty("java.class.path"), GatewayMain.class.getName(), args);
         processes.add(process);
         return process;
     }
