@@ -64,4 +64,21 @@ class SentVersionsTest {
 
         assertThat(sent.admit(change(stored(), 1, false))).isTrue();
     }
+
+    @Test
+    @DisplayName(
+            "after an event that changes nothing showed a newer version, neither an older event nor an older change"
+                    + " is sent, and the change at that version still is")
+    void aNewerObservationHoldsBackOlderChanges() {
+        SandboxRecord sandbox = stored();
+        SentVersions sent = new SentVersions();
+
+        assertThat(sent.admit(change(sandbox, 5, true))).isTrue();
+        assertThat(sent.admit(change(sandbox, 6, false))).isTrue();
+
+        assertThat(sent.admit(change(sandbox, 5, false))).isFalse();
+        assertThat(sent.admit(change(sandbox, 5, true))).isFalse();
+        assertThat(sent.admit(change(sandbox, 6, true))).isTrue();
+        assertThat(sent.admit(change(sandbox, 6, true))).isFalse();
+    }
 }

@@ -297,8 +297,8 @@ final class KillRunChecks {
         if (!settings.crossReplicaWatch()) {
             return;
         }
-        Set<String> deleted = new java.util.HashSet<>();
-        clients.forEach(client -> client.deleted().forEach(d -> deleted.add(d.id)));
+        List<LifecycleClient.Owned> deleted = new ArrayList<>();
+        clients.forEach(client -> deleted.addAll(client.deleted()));
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         Map<Integer, Map<String, String>> missing = new LinkedHashMap<>();
         do {
@@ -311,9 +311,10 @@ final class KillRunChecks {
                         behind.put(id, "seen " + watch.seen(id) + ", stored " + version);
                     }
                 });
-                deleted.forEach(id -> {
-                    if (watch.seen(id) != -1) {
-                        behind.put(id, "removal not seen");
+                deleted.forEach(sandbox -> {
+                    long seen = watch.seen(sandbox.id);
+                    if (seen != -1 && !(seen == 0 && watch.couldNotSee(sandbox.createSent, sandbox.deleteAnswered))) {
+                        behind.put(sandbox.id, "removal not seen (last seen at resource version " + seen + ")");
                     }
                 });
                 if (!behind.isEmpty()) {

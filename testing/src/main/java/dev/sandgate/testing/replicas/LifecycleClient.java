@@ -39,10 +39,15 @@ final class LifecycleClient implements Runnable {
         final String name;
         final List<String> tokens = new ArrayList<>();
         boolean running = true;
+        /** System.nanoTime() when its create was sent, and when its delete was answered (0 until then). */
+        final long createSent;
 
-        Owned(String id, String name) {
+        volatile long deleteAnswered;
+
+        Owned(String id, String name, long createSent) {
             this.id = id;
             this.name = name;
+            this.createSent = createSent;
         }
 
         long generation() {
@@ -112,6 +117,7 @@ final class LifecycleClient implements Runnable {
 
     private void create() throws InterruptedException {
         String name = "c" + number + "-" + ++created;
+        long sent = System.nanoTime();
         Answer answer = send(CreateSandboxRequest.newBuilder()
                 .setRequestId(newRequestId())
                 .setWorkspace(WORKSPACE)
@@ -119,7 +125,7 @@ final class LifecycleClient implements Runnable {
                 .setSpec(spec)
                 .build());
         if (expect(answer, "CREATED", name) && answer.generation() == 1) {
-            Owned sandbox = new Owned(answer.sandboxId(), name);
+            Owned sandbox = new Owned(answer.sandboxId(), name, sent);
             sandbox.tokens.add(
                     answer.sandbox().orElseThrow().getCurrentExecution().getExecutionToken());
             owned.add(sandbox);
@@ -160,6 +166,7 @@ final class LifecycleClient implements Runnable {
         }
         Answer answer = send(request.build());
         if (expect(answer, "DELETED_NOW", sandbox.name)) {
+            sandbox.deleteAnswered = System.nanoTime();
             owned.remove(sandbox);
             deleted.add(sandbox);
         }

@@ -8,9 +8,12 @@ import dev.sandgate.testing.GatewayProcess;
 import io.grpc.stub.StreamObserver;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 
 /**
  * One watch on one replica slot, opened again on the slot's next process when its process dies. Each stream must
@@ -19,7 +22,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * go back, nothing follows REMOVED; a stream opened again starts no lower than the last stream ended. It remembers the
  * last resource version seen of each sandbox, and which were removed. A sandbox deleted while no stream was open (its
  * replica was dead) has no REMOVED to show: a stream opened again tells it by its absence from the snapshot, as a
- * client that watches again learns it, so a known sandbox missing from the snapshot counts as removed.
+ * client that watches again learns it, so a known sandbox missing from the snapshot counts as removed. A sandbox
+ * created and deleted while no stream was synced (from shortly before a stream ended, since changes in flight die with
+ * their replica, until the next stream's SYNCED) cannot be seen at all: {@link #couldNotSee} tells those apart.
  */
 final class WatchRecorder {
     private final int slot;
@@ -30,6 +35,12 @@ final class WatchRecorder {
     private volatile GatewayProcess watched;
     private volatile boolean open;
     private volatile boolean closing;
+    /** Changes committed this long before a stream ended may die with its replica, undelivered. */
+    private static final long IN_FLIGHT_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** The periods, in System.nanoTime(), when no stream of this slot was synced: from the end of one to the next's SYNCED. */
+    private final List<long[]> gaps = new CopyOnWriteArrayList<>();
+
+    private volatile long gapStart = -1;
 
     WatchRecorder(int slot, ReplicaCluster cluster, Tally tally) {
         this.slot = slot;
@@ -61,6 +72,15 @@ final class WatchRecorder {
         return removed.containsKey(sandboxId) ? -1 : lastVersion.getOrDefault(sandboxId, 0L);
     }
 
+    /**
+     * Whether a sandbox whose create was sent at {@code createSent} and whose delete was answered at {@code
+     * deleteAnswered} lived entirely while no stream of this slot was synced, so that no stream could show it.
+     */
+    boolean couldNotSee(long createSent, long deleteAnswered) {
+        return deleteAnswered != 0
+                && gaps.stream().anyMatch(gap -> createSent >= gap[0] - IN_FLIGHT_NANOS && deleteAnswered <= gap[1]);
+    }
+
     void close() {
         closing = true;
     }
@@ -78,6 +98,10 @@ final class WatchRecorder {
         @Override
         public synchronized void onNext(WatchSandboxesResponse event) {
             if (event.getType() == WatchEventType.SYNCED) {
+                if (gapStart >= 0) {
+                    gaps.add(new long[] {gapStart, System.nanoTime()});
+                    gapStart = -1;
+                }
                 lastVersion.keySet().stream()
                         .filter(known -> !snapshot.contains(known))
                         .forEach(gone -> removed.put(gone, true));
@@ -126,6 +150,9 @@ final class WatchRecorder {
             synchronized (WatchRecorder.this) {
                 if (watched == process) {
                     open = false;
+                    if (gapStart < 0) {
+                        gapStart = System.nanoTime();
+                    }
                 }
             }
         }
