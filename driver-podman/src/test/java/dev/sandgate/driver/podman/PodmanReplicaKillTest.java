@@ -55,7 +55,7 @@ class PodmanReplicaKillTest {
                         3,
                         Duration.ofSeconds(60),
                         3,
-                        true));
+                        ReplicaKillRun.CROSS_REPLICA_WATCH));
                 System.out.println("replica kill run over Podman: " + report);
             } finally {
                 for (BackendResource resource : probe.resourcesOfGateway(gatewayId)) {

