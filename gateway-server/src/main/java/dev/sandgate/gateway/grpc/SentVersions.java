@@ -3,7 +3,11 @@ package dev.sandgate.gateway.grpc;
 import dev.sandgate.gateway.lifecycle.SandboxChange;
 import dev.sandgate.gateway.store.SandboxRecord;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * What one watch stream sent of each sandbox, so that the stream never goes back and sends each change once. Events
@@ -16,11 +20,35 @@ import java.util.Map;
  *   <li>changed: the newest change (or snapshot) sent; a change at or below it is sent already.
  * </ul>
  *
- * Not thread-safe: a stream's turns run one at a time.
+ * After a sandbox's REMOVED nothing more of it is sent: an event that changes nothing may have read the sandbox before
+ * its deletion and come after the REMOVED (on PostgreSQL the REMOVED comes through the change log, the event at once),
+ * and would show the client a deleted sandbox again. Sandbox ids are never reused, so the stream remembers the ids it
+ * removed; only lately (the last {@link #TOMBSTONE_NANOS}, at most {@link #MAX_TOMBSTONES}), as such an event is late
+ * by the time between one read and one publish.
+ *
+ * <p>Not thread-safe: a stream's turns run one at a time.
  */
 final class SentVersions {
+    /** How long the stream remembers a removed sandbox. */
+    static final long TOMBSTONE_NANOS = TimeUnit.SECONDS.toNanos(60);
+    /** The most removed sandboxes the stream remembers (the oldest is forgotten first). */
+    static final int MAX_TOMBSTONES = 4096;
+
     /** Per sandbox id: {shown, changed}. */
     private final Map<String, long[]> sent = new HashMap<>();
+    /** Removed sandbox ids, oldest first, with when (System.nanoTime()) their REMOVED was sent. */
+    private final LinkedHashMap<String, Long> removed = new LinkedHashMap<>();
+
+    private final LongSupplier nanoTime;
+
+    SentVersions() {
+        this(System::nanoTime);
+    }
+
+    /** @param nanoTime the clock of the tombstones (a test's) */
+    SentVersions(LongSupplier nanoTime) {
+        this.nanoTime = nanoTime;
+    }
 
     /** The snapshot sent this sandbox. */
     void snapshot(SandboxRecord sandbox) {
@@ -30,9 +58,23 @@ final class SentVersions {
     /** Whether to send {@code change}; records it if it is sent. */
     boolean admit(SandboxChange change) {
         String id = change.sandbox().id();
+        long now = nanoTime.getAsLong();
+        forgetOldTombstones(now);
         if (change.type() == SandboxChange.Type.REMOVED) {
             sent.remove(id);
+            if (removed.containsKey(id)) {
+                return false;
+            }
+            removed.put(id, now);
+            if (removed.size() > MAX_TOMBSTONES) {
+                Iterator<String> oldest = removed.keySet().iterator();
+                oldest.next();
+                oldest.remove();
+            }
             return true;
+        }
+        if (removed.containsKey(id)) {
+            return false;
         }
         long version = change.sandbox().resourceVersion();
         long[] last = sent.get(id);
@@ -51,5 +93,12 @@ final class SentVersions {
         }
         last[0] = version;
         return true;
+    }
+
+    private void forgetOldTombstones(long now) {
+        Iterator<Long> oldest = removed.values().iterator();
+        while (oldest.hasNext() && now - oldest.next() > TOMBSTONE_NANOS) {
+            oldest.remove();
+        }
     }
 }

@@ -151,6 +151,12 @@ final class Reconciler implements AutoCloseable {
                             retryLater(sandboxId);
                         }
                     } catch (RuntimeException e) {
+                        if (closed) {
+                            // Closing interrupts a retry under way and closes the store under it: the next start-up's
+                            // recovery completes the transition, so this is no failure to warn of.
+                            log.debug("retrying the pending transition of sandbox {} stopped by close", sandboxId);
+                            return;
+                        }
                         log.warn("retrying the pending transition of sandbox {} failed", sandboxId, e);
                         retryLater(sandboxId);
                     }
@@ -484,5 +490,13 @@ final class Reconciler implements AutoCloseable {
             subscription.close();
         }
         scheduler.shutdownNow();
+        try {
+            // A retry under way holds the sandbox's lock and the store: let it end before the store closes.
+            if (!scheduler.awaitTermination(10, TimeUnit.SECONDS)) {
+                log.warn("a lifecycle retry or pruning task did not stop within 10s of close");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }

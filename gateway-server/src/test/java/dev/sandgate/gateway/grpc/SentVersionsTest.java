@@ -81,4 +81,77 @@ class SentVersionsTest {
         assertThat(sent.admit(change(sandbox, 6, true))).isTrue();
         assertThat(sent.admit(change(sandbox, 6, true))).isFalse();
     }
+
+    private static SandboxChange removed(SandboxRecord sandbox, long version) {
+        SandboxRecord at = sandbox.toBuilder().resourceVersion(version).build();
+        return new SandboxChange(
+                SandboxChange.Type.REMOVED,
+                at,
+                new Observation(at.generation(), "DELETED", "", Instant.EPOCH, ""),
+                true);
+    }
+
+    @Test
+    @DisplayName("nothing of a sandbox is sent after its REMOVED: not an event read before the deletion, nor REMOVED again")
+    void nothingFollowsRemoved() {
+        SandboxRecord sandbox = stored();
+        SentVersions sent = new SentVersions();
+        sent.snapshot(sandbox.toBuilder().resourceVersion(25).build());
+
+        assertThat(sent.admit(removed(sandbox, 25))).isTrue();
+
+        assertThat(sent.admit(change(sandbox, 25, false))).isFalse();
+        assertThat(sent.admit(change(sandbox, 26, true))).isFalse();
+        assertThat(sent.admit(removed(sandbox, 25))).isFalse();
+    }
+
+    @Test
+    @DisplayName("a stream forgets a removed sandbox after a minute, and beyond the newest 4096 removals")
+    void removalsAreRememberedForAWhile() {
+        long[] now = {0};
+        SentVersions sent = new SentVersions(() -> now[0]);
+        SandboxRecord first = stored();
+        assertThat(sent.admit(removed(first, 1))).isTrue();
+
+        now[0] += SentVersions.TOMBSTONE_NANOS;
+        assertThat(sent.admit(change(first, 1, false))).isFalse();
+        now[0] += 1;
+        assertThat(sent.admit(change(first, 1, false))).isTrue();
+
+        SandboxRecord second = withId(first, "second");
+        assertThat(sent.admit(removed(second, 1))).isTrue();
+        for (int i = 0; i < SentVersions.MAX_TOMBSTONES - 1; i++) {
+            assertThat(sent.admit(removed(withId(second, "other-" + i), 1))).isTrue();
+        }
+        assertThat(sent.admit(change(second, 1, false))).isFalse();
+        assertThat(sent.admit(removed(withId(second, "other-last"), 1))).isTrue();
+        assertThat(sent.admit(change(second, 1, false))).isTrue();
+    }
+
+    private static SandboxRecord withId(SandboxRecord r, String id) {
+        return new SandboxRecord(
+                id,
+                r.workspace(),
+                r.name(),
+                r.phase(),
+                r.generation(),
+                r.generationStart(),
+                r.launchRevision(),
+                r.launchDigest(),
+                r.runtimeGeneration(),
+                r.runtimeState(),
+                r.runtimeDetail(),
+                r.policyMode(),
+                r.admittedRevision(),
+                r.admittedDigest(),
+                r.spec(),
+                r.labels(),
+                r.conditions(),
+                r.pending(),
+                r.resourceVersion(),
+                r.createTime(),
+                r.updateTime(),
+                r.expiry(),
+                r.lease());
+    }
 }
