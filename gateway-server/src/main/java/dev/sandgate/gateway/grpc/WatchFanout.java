@@ -175,6 +175,13 @@ final class WatchFanout implements AutoCloseable {
     /** On the committing thread: only queues. */
     private void committed(SandboxChange change) {
         if (streams.isEmpty() || closed) {
+            if (log.isTraceEnabled()) {
+                log.trace(
+                        "fan-out: no stream for {} sandbox={} version={}",
+                        change.type(),
+                        change.sandbox().id(),
+                        change.sandbox().resourceVersion());
+            }
             return;
         }
         if (!changes.offer(change)) {
@@ -212,6 +219,15 @@ final class WatchFanout implements AutoCloseable {
             changes.drainTo(batch, BATCH - 1);
             long next = head;
             for (SandboxChange change : batch) {
+                if (log.isTraceEnabled()) {
+                    log.trace(
+                            "fan-out: {} {} sandbox={} version={} at {}",
+                            change.type(),
+                            change.stateChanged() ? "change" : "event",
+                            change.sandbox().id(),
+                            change.sandbox().resourceVersion(),
+                            next);
+                }
                 ring[(int) (next & (ring.length - 1))] = new Delivery(next, change, mapper);
                 next++;
             }

@@ -195,6 +195,13 @@ final class WatchStream {
                 }
                 sentVersions.snapshot(sandbox);
                 out.onNext(mapper.snapshotEvent(sandbox));
+                if (log.isTraceEnabled()) {
+                    log.trace(
+                            "watch stream: snapshot sandbox={} version={} (cursor {})",
+                            sandbox.id(),
+                            sandbox.resourceVersion(),
+                            cursor);
+                }
             } else if (snapshotMore) {
                 Lifecycle.Page page = lifecycle.list(filter, snapshotAfter, SNAPSHOT_PAGE);
                 snapshotPage = page.sandboxes();
@@ -238,6 +245,21 @@ final class WatchStream {
                 if (sentVersions.admit(change)) {
                     out.onNext(delivery.encoded());
                     lifecycle.observer().watchEventDelivered();
+                    if (log.isTraceEnabled()) {
+                        log.trace(
+                                "watch stream: sent {} sandbox={} version={} at {}",
+                                change.type(),
+                                change.sandbox().id(),
+                                change.sandbox().resourceVersion(),
+                                cursor);
+                    }
+                } else if (log.isTraceEnabled()) {
+                    log.trace(
+                            "watch stream: held back {} sandbox={} version={} at {}",
+                            change.type(),
+                            change.sandbox().id(),
+                            change.sandbox().resourceVersion(),
+                            cursor);
                 }
             }
             cursor++;

@@ -259,6 +259,14 @@ public final class ChangeFollower implements AutoCloseable {
                         new Observation(sandbox.runtimeGeneration(), "DELETED", "", entry.time(), ""),
                         true);
         };
+        if (log.isTraceEnabled()) {
+            log.trace(
+                    "change log: deliver seq={} {} sandbox={} version={}",
+                    entry.sequence(),
+                    entry.kind(),
+                    sandbox.id(),
+                    sandbox.resourceVersion());
+        }
         hub.deliver(change);
     }
 

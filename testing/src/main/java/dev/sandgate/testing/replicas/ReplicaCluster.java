@@ -26,8 +26,19 @@ final class ReplicaCluster implements AutoCloseable {
             + "    <encoder><pattern>%d{HH:mm:ss.SSS} %-5level [%thread] %logger{20} - %msg%n</pattern></encoder>\n"
             + "  </appender>\n"
             + "  <logger name=\"" + COORDINATION + "\" level=\"INFO\"/>\n"
+            + "@TRACED@"
             + "  <root level=\"WARN\"><appender-ref ref=\"OUT\"/></root>\n"
             + "</configuration>\n";
+    /**
+     * With {@code -Dsandgate.replicaKill.traceWatch=true}, each replica's log also traces every change on its way to
+     * the watch streams (change-log delivery, fan-out, each stream's send): to follow one lost event through the layers.
+     */
+    private static final boolean TRACE_WATCH = Boolean.getBoolean("sandgate.replicaKill.traceWatch");
+
+    private static final List<String> WATCH_PATH = List.of(
+            "dev.sandgate.gateway.lifecycle.ChangeFollower",
+            "dev.sandgate.gateway.grpc.WatchFanout",
+            "dev.sandgate.gateway.grpc.WatchStream");
 
     private final List<String> arguments;
     private final List<String> jvmOptions;
@@ -67,7 +78,12 @@ final class ReplicaCluster implements AutoCloseable {
         args.addAll(store.gatewayArguments());
         this.arguments = List.copyOf(args);
         Path logging = root.resolve("replica-logback.xml");
-        Files.writeString(logging, LOGGING, StandardCharsets.UTF_8);
+        StringBuilder traced = new StringBuilder();
+        if (TRACE_WATCH) {
+            WATCH_PATH.forEach(
+                    logger -> traced.append("  <logger name=\"").append(logger).append("\" level=\"TRACE\"/>\n"));
+        }
+        Files.writeString(logging, LOGGING.replace("@TRACED@", traced), StandardCharsets.UTF_8);
         // Which replica leads is in its log: at INFO, whichever slf4j provider the class path has.
         this.jvmOptions = List.of(
                 "-Dlogback.configurationFile=" + logging,
