@@ -465,6 +465,9 @@ public final class ContainerDriver implements ComputeDriver {
         if (closed.get()) {
             throw new DriverException(DriverErrorCode.FAILED_PRECONDITION, "the driver is closed");
         }
+        // What the index learnt without a watch (a replica that did not lead) may be stale: from here on the engine's
+        // events keep it true, so it starts over.
+        index.clear();
         ContainerWatch watch = new ContainerWatch(backend, index, watcher, locks::isHeld, watches::remove);
         watches.add(watch);
         try {

@@ -199,8 +199,13 @@ public abstract class ContainerEngineDriverTest {
         created.add(ref);
         impatient.create(
                 ref,
-                spec(List.of("/bin/sh", "-c", "trap '' TERM; while :; do sleep 1; done")),
+                spec(List.of("/bin/sh", "-c", "trap '' TERM; touch /tmp/trapped; while :; do sleep 1; done")),
                 launch(1, StaticPolicy.DEFAULT));
+        // A stop sent before the shell set its trap would end it with SIGTERM (143): wait until the trap is set.
+        String containerId = probe.runningContainer(ref);
+        await().atMost(TIMEOUT)
+                .until(() ->
+                        probe.exec(containerId, "test", "-e", "/tmp/trapped").exitCode() == 0);
 
         SandboxObservation stopped = impatient.stop(ref, OptionalLong.of(1)).observation();
 
@@ -630,6 +635,20 @@ public abstract class ContainerEngineDriverTest {
 
         assertThat(probe.resources(ref.id())).isEmpty();
         assertThat(probe.volumeNames(ref.id())).isEmpty();
+    }
+
+    @Test
+    void anInstanceThatStartsToWatchForgetsWhatItKnewWithoutAWatch() {
+        SandboxRef ref = createRunning(spec(TestEngine.SLEEP_FOREVER), StaticPolicy.DEFAULT);
+        ComputeDriver follower = instanceThatSawGenerationTwo(ref);
+        ComputeDriver other = extraDriver(config());
+        assertThat(other.delete(ref, OptionalLong.of(2)).deleted()).isTrue();
+
+        // The replica leads now: it watches, and the engine's events tell it of what changes from here on only.
+        try (var watching = watch(follower)) {
+            assertThat(follower.delete(ref, OptionalLong.of(2)).deleted()).isFalse();
+        }
+        assertThat(probe.resources(ref.id())).isEmpty();
     }
 
     /** A driver instance without a watch that launched generation 2 of {@code ref} itself, so it knows that one. */
