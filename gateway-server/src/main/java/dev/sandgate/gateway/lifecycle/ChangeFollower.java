@@ -10,6 +10,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
@@ -65,6 +66,8 @@ public final class ChangeFollower implements AutoCloseable {
     private volatile boolean closed;
     /** The hole delivery waits at, 0 when none; for tests. */
     private volatile long holdingAt;
+    /** How many times the log was read; for tests. */
+    private final AtomicLong reads = new AtomicLong();
 
     // Owned by the follower's thread (and the constructor, before the thread starts).
     private ChangeLog changes;
@@ -160,9 +163,15 @@ public final class ChangeFollower implements AutoCloseable {
         }
     }
 
+    /** How many times the follower has read the log. */
+    long reads() {
+        return reads.get();
+    }
+
     /** Reads once after the position and delivers what it may; returns whether there may be more to read at once. */
     private boolean step() {
         ChangeLog.Page page = changes.after(position, PAGE);
+        reads.incrementAndGet();
         if (page.prunedThrough() > position) {
             log.warn(
                     "change log: this replica fell behind the log's pruning (position {}, pruned through {}): its"

@@ -41,17 +41,28 @@ public final class ChangeLog implements AutoCloseable {
             "COALESCE((SELECT through FROM sandbox_change_pruned WHERE id = 1), 0)";
 
     /**
+     * How far the next transaction id is ahead of the statement's snapshot's xmax, read without taking a transaction
+     * id: {@code age(x)} is the next id minus {@code x} (for the snapshot's xmax, as a 32-bit xid). A snapshot's xmax
+     * is one past the newest <em>ended</em> transaction, so a transaction that took its id after that one and still
+     * runs is neither below xmax nor among the snapshot's running ids: only the next id bounds the ids that were taken.
+     */
+    private static final String AHEAD =
+            "age(((pg_snapshot_xmax(pg_current_snapshot())::text::bigint % 4294967296)::text)::xid)";
+
+    /**
      * The rows after a position and, on a row of its own (seq null) when there are none, the prune mark and the
      * statement's snapshot: all read in one snapshot.
      */
-    private static final String AFTER = "SELECT p.through, p.snap, c.seq, c.change_type, c.sandbox_json, c.change_ms"
-            + " FROM (SELECT " + PRUNED_THROUGH + " AS through, pg_current_snapshot()::text AS snap) p"
+    private static final String AFTER = "SELECT p.through, p.snap, p.ahead, c.seq, c.change_type, c.sandbox_json,"
+            + " c.change_ms FROM (SELECT " + PRUNED_THROUGH + " AS through, pg_current_snapshot()::text AS snap, "
+            + AHEAD + " AS ahead) p"
             + " LEFT JOIN LATERAL (SELECT seq, change_type, sandbox_json, change_ms FROM sandbox_change WHERE seq > ?"
             + " ORDER BY seq LIMIT ?) c ON true ORDER BY c.seq";
 
     /** The newest row's sequence number (null without rows), with the prune mark and the statement's snapshot. */
-    private static final String NEWEST = "SELECT " + PRUNED_THROUGH
-            + " AS through, pg_current_snapshot()::text AS snap," + " (SELECT max(seq) FROM sandbox_change) AS newest";
+    private static final String NEWEST =
+            "SELECT " + PRUNED_THROUGH + " AS through, pg_current_snapshot()::text AS snap, " + AHEAD
+                    + " AS ahead, (SELECT max(seq) FROM sandbox_change) AS newest";
 
     /** Raises the prune mark to the larger of its two bounds (by age, by count) and removes the rows up to it. */
     private static final String PRUNE = "WITH mark AS (INSERT INTO sandbox_change_pruned (id, through) VALUES (1,"
@@ -85,16 +96,28 @@ public final class ChangeLog implements AutoCloseable {
     }
 
     /**
-     * A snapshot as {@code pg_current_snapshot()} gives it: every transaction id below {@code xmin} had ended, none at
-     * or above {@code xmax} had begun, and those in {@code inProgress} were running.
+     * A snapshot as {@code pg_current_snapshot()} gives it, with the next transaction id when it was read: every
+     * transaction id below {@code xmin} had ended, those in {@code inProgress} were running, and so may those from
+     * {@code xmax} up to {@code nextXid} (PostgreSQL's xmax is one past the newest ended transaction, not the next id:
+     * a transaction that took its id after that one and has not ended is in neither). None at or above {@code nextXid}
+     * had begun.
      */
-    public record Snapshot(long xmin, long xmax, Set<Long> inProgress) {
+    public record Snapshot(long xmin, long xmax, Set<Long> inProgress, long nextXid) {
+        /** An {@code age} this large is not a distance (the xid was not a normal one): the next id is unknown. */
+        private static final long UNKNOWN_AHEAD = Integer.MAX_VALUE;
+
         public Snapshot {
             inProgress = Set.copyOf(inProgress);
+            if (nextXid < xmax) {
+                throw new IllegalArgumentException("nextXid " + nextXid + " is below xmax " + xmax);
+            }
         }
 
-        /** Parses {@code xmin:xmax:xip,...}. */
-        static Snapshot parse(String text) {
+        /**
+         * Parses {@code xmin:xmax:xip,...}, with {@code ahead}: how far the next transaction id was ahead of xmax
+         * (Integer.MAX_VALUE when PostgreSQL could not tell: the snapshot then counts every later id as running).
+         */
+        static Snapshot parse(String text, long ahead) {
             String[] parts = text.split(":", -1);
             if (parts.length != 3) {
                 throw new StoreException("unexpected snapshot " + text);
@@ -105,18 +128,38 @@ public final class ChangeLog implements AutoCloseable {
                     running.add(Long.parseLong(xid));
                 }
             }
-            return new Snapshot(Long.parseLong(parts[0]), Long.parseLong(parts[1]), running);
+            long xmax = Long.parseLong(parts[1]);
+            long next = ahead < 0 || ahead >= UNKNOWN_AHEAD ? Long.MAX_VALUE : xmax + ahead;
+            return new Snapshot(Long.parseLong(parts[0]), xmax, running, next);
         }
 
-        /** Whether every transaction running at this snapshot had ended by {@code later}, a snapshot taken after it. */
+        /**
+         * Whether every transaction that may have been running at this snapshot had ended by {@code later}, a snapshot
+         * taken after it: those it lists as running, and those from its xmax up to its next id.
+         */
         public boolean allEndedBy(Snapshot later) {
             for (long xid : inProgress) {
-                if (xid >= later.xmin()
-                        && (xid >= later.xmax() || later.inProgress().contains(xid))) {
+                if (later.running(xid)) {
+                    return false;
+                }
+            }
+            // Ids from xmax up to nextXid: one at or above the later xmax has not ended; below it, the later snapshot
+            // lists those still running.
+            long from = Math.max(xmax, later.xmin());
+            if (nextXid > Math.max(from, later.xmax())) {
+                return false;
+            }
+            for (long xid : later.inProgress()) {
+                if (xid >= from && xid < nextXid) {
                     return false;
                 }
             }
             return true;
+        }
+
+        /** Whether {@code xid}, begun before this snapshot, was still running at it. */
+        private boolean running(long xid) {
+            return xid >= xmin && (xid >= xmax || inProgress.contains(xid));
         }
     }
 
@@ -208,7 +251,7 @@ public final class ChangeLog implements AutoCloseable {
                 while (rs.next()) {
                     pruned = rs.getLong("through");
                     if (snapshot == null) {
-                        snapshot = Snapshot.parse(rs.getString("snap"));
+                        snapshot = Snapshot.parse(rs.getString("snap"), rs.getLong("ahead"));
                     }
                     long seq = rs.getLong("seq");
                     if (!rs.wasNull()) {
@@ -237,7 +280,8 @@ public final class ChangeLog implements AutoCloseable {
             if (rs.wasNull()) {
                 newest = pruned;
             }
-            return new Newest(pruned, Math.max(newest, pruned), Snapshot.parse(rs.getString("snap")));
+            return new Newest(
+                    pruned, Math.max(newest, pruned), Snapshot.parse(rs.getString("snap"), rs.getLong("ahead")));
         } catch (SQLException e) {
             throw new StoreException("reading the change log failed", e);
         }

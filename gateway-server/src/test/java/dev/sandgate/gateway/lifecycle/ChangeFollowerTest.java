@@ -16,6 +16,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -78,6 +79,76 @@ class ChangeFollowerTest {
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    @Test
+    @EngineTest
+    @DisplayName("a hole is held while its transaction runs although that transaction took its id after the newest"
+            + " ended one (PostgreSQL lists it neither as running nor above the snapshot's xmax)")
+    void holeOfATransactionNewerThanTheNewestEndedIsHeld() throws Exception {
+        PostgresStore.Settings settings = TestPostgres.settings();
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try (PostgresStore first = new PostgresStore(settings);
+                PostgresStore second = new PostgresStore(settings)) {
+            SandboxRecord x = first.write(tx -> tx.insertSandbox(sandbox("newer-x")));
+            SandboxRecord y = first.write(tx -> tx.insertSandbox(sandbox("newer-y")));
+            SandboxRecord z = first.write(tx -> tx.insertSandbox(sandbox("newer-z")));
+            WatchHub hub = new WatchHub();
+            List<SandboxChange> delivered = new CopyOnWriteArrayList<>();
+            Set<String> mine = Set.of(x.id(), y.id(), z.id());
+            var unused = hub.register(change -> {
+                if (mine.contains(change.sandbox().id())) {
+                    delivered.add(change);
+                }
+            });
+            try (ChangeFollower follower =
+                    new ChangeFollower(first::openChangeLog, hub, () -> false, () -> GatewayObserver.NONE)) {
+                CountDownLatch olderBegun = new CountDownLatch(1);
+                CountDownLatch newerTaken = new CountDownLatch(1);
+                CountDownLatch commit = new CountDownLatch(1);
+                // The older transaction takes its id (z's update) first; the newer one takes a larger id, then its
+                // sequence number (x), and stays open; the older one takes a larger sequence number (y) and commits:
+                // it is the newest ended transaction, below the newer one's id.
+                Future<?> older = threads.submit(() -> second.write(tx -> {
+                    tx.updateSandbox(z.toBuilder().runtime(1, "RUNNING", "z").build());
+                    olderBegun.countDown();
+                    await(newerTaken);
+                    tx.updateSandbox(y.toBuilder().runtime(1, "RUNNING", "y").build());
+                    return null;
+                }));
+                Future<?> newer = threads.submit(() -> {
+                    await(olderBegun);
+                    return first.write(tx -> {
+                        tx.updateSandbox(
+                                x.toBuilder().runtime(1, "RUNNING", "x").build());
+                        newerTaken.countDown();
+                        await(commit);
+                        return null;
+                    });
+                });
+                older.get(30, TimeUnit.SECONDS);
+                // The follower reads again every few milliseconds while it holds at a hole: a hole it may pass is
+                // passed at the next read.
+                awaitUntil(() -> !delivered.isEmpty());
+                long readsAfterZ = follower.reads();
+                awaitUntil(() -> follower.reads() >= readsAfterZ + 5);
+                List<String> whileHeld = details(delivered);
+                boolean held = follower.holdingAt().isPresent();
+                commit.countDown();
+                newer.get(30, TimeUnit.SECONDS);
+                awaitUntil(() -> delivered.size() >= 3);
+
+                assertThat(whileHeld).containsExactly("z");
+                assertThat(held).isTrue();
+                assertThat(details(delivered)).containsExactly("z", "x", "y");
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    private static List<String> details(List<SandboxChange> changes) {
+        return changes.stream().map(change -> change.sandbox().runtimeDetail()).toList();
     }
 
     private static void await(CountDownLatch latch) {
