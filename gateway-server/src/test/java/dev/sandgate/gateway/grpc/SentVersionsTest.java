@@ -92,7 +92,8 @@ class SentVersionsTest {
     }
 
     @Test
-    @DisplayName("nothing of a sandbox is sent after its REMOVED: not an event read before the deletion, nor REMOVED again")
+    @DisplayName(
+            "nothing of a sandbox is sent after its REMOVED: not an event read before the deletion, nor REMOVED again")
     void nothingFollowsRemoved() {
         SandboxRecord sandbox = stored();
         SentVersions sent = new SentVersions();
