@@ -270,6 +270,14 @@ public final class ChangeLog implements AutoCloseable {
         }
     }
 
+    /**
+     * The PostgreSQL server process of this connection ({@code pg_stat_activity.pid}): whom to look for, or end with
+     * {@code pg_terminate_backend}, when diagnosing a follower (and in its tests).
+     */
+    public int backendPid() {
+        return notifications.getBackendPID();
+    }
+
     /** Whether the connection still answers (checked after a failure). */
     public boolean isValid() {
         try {

@@ -20,6 +20,12 @@ public final class TestPostgres {
         return new PostgresStore.Settings(database.url(), database.user(), database.password());
     }
 
+    /** The database's settings with {@code schema} as the connections' current one. */
+    public static PostgresStore.Settings settings(StoreSchema schema) {
+        PostgresStore.Settings database = settings();
+        return new PostgresStore.Settings(schema.url(), database.user(), database.password());
+    }
+
     /** Empties every table of the store (migrated already). */
     public static void truncate(PostgresStore.Settings settings) throws Exception {
         try (Connection connection = DriverManager.getConnection(
