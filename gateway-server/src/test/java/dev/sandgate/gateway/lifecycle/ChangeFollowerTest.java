@@ -176,6 +176,62 @@ class ChangeFollowerTest {
         }
     }
 
+    @Test
+    @EngineTest
+    @DisplayName("a transaction that took a sequence number and stays open past the hole cap: delivery holds, then"
+            + " passes the hole with a warning and a capped count, and that row, committed later, is never delivered"
+            + " (the known cost of the cap)")
+    void holeOpenPastTheCapIsPassedAndItsRowNeverDelivered() throws Exception {
+        ExecutorService threads = Executors.newSingleThreadExecutor();
+        // Delivery, the warning and the count, in the follower's order.
+        List<String> events = new CopyOnWriteArrayList<>();
+        GatewayObserver observer = new GatewayObserver() {
+            @Override
+            public void watchLogHolesSkipped(long count, boolean atTimeCap) {
+                events.add("skipped " + count + (atTimeCap ? " at the cap" : " ended"));
+            }
+        };
+        try (PostgresStore first = new PostgresStore(settings);
+                PostgresStore second = new PostgresStore(settings)) {
+            SandboxRecord x = first.write(tx -> tx.insertSandbox(sandbox("capped-x")));
+            SandboxRecord y = first.write(tx -> tx.insertSandbox(sandbox("capped-y")));
+            WatchHub hub = new WatchHub();
+            var unused = hub.register(
+                    change -> events.add("delivered " + change.sandbox().runtimeDetail()));
+            try (ChangeFollower follower = new ChangeFollower(
+                    first::openChangeLog, hub, () -> false, () -> observer, Duration.ofMillis(300))) {
+                // x's update takes its sequence number and stays open, past the cap, while y's commits.
+                OpenUpdate held = new OpenUpdate(threads, first, x, "x");
+                SandboxRecord y2 = second.write(tx -> tx.updateSandbox(
+                        y.toBuilder().runtime(1, "RUNNING", "y").build()));
+                await().atMost(Duration.ofSeconds(30))
+                        .until(() -> follower.holdingAt().isPresent());
+                await().atMost(Duration.ofSeconds(30)).until(() -> events.contains("delivered y"));
+                held.commit();
+                // A later change: once it is delivered, x's row (a smaller number) would have been delivered before.
+                second.write(tx -> tx.updateSandbox(
+                        y2.toBuilder().runtime(1, "RUNNING", "z").build()));
+                await().atMost(Duration.ofSeconds(30)).until(() -> events.contains("delivered z"));
+
+                assertThat(events).containsExactly("skipped 1 at the cap", "delivered y", "delivered z");
+                assertThat(logged.list)
+                        .filteredOn(event -> event.getLevel() == Level.WARN)
+                        .extracting(ILoggingEvent::getFormattedMessage)
+                        .singleElement()
+                        .asString()
+                        .contains("stayed missing for 300 ms");
+                try (ChangeLog log = first.openChangeLog()) {
+                    assertThat(log.after(0, 10).entries())
+                            .as("x's row is in the log all the same")
+                            .extracting(entry -> entry.sandbox().runtimeDetail())
+                            .contains("x");
+                }
+            }
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
     /** Ends a connection's server process, as a failover or an administrator would. */
     private void terminate(int backend) throws Exception {
         try (Connection connection = StoreSchema.Database.fromEnvironment().connect();
