@@ -1,6 +1,7 @@
 package dev.sandgate.benchmarks;
 
 import dev.sandgate.benchmarks.ReplicaSettings.Configuration;
+import dev.sandgate.testing.GatewayProcess;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthGrpc;
@@ -124,11 +125,10 @@ public final class ReplicaBenchmark {
             List<String> options = gatewayOptions(configuration, work, driverDirectory, postgres, schema);
             for (int replica = 0; replica < configuration.replicas(); replica++) {
                 // One after the other: the first creates the token key file that the others then read.
-                gateways.add(
-                        GatewayProcess.start(work.resolve("replica-" + replica), gatewayJvmOptions(settings), options));
+                gateways.add(gateway(work, "replica-" + replica, settings, options));
             }
             for (GatewayProcess gateway : gateways) {
-                channels.add(NettyChannelBuilder.forAddress("127.0.0.1", gateway.port())
+                channels.add(NettyChannelBuilder.forTarget(gateway.address())
                         .usePlaintext()
                         .build());
             }
@@ -148,7 +148,7 @@ public final class ReplicaBenchmark {
             if (failed) {
                 Path kept = Files.createTempDirectory("sandgate-bench-replicas-failed-");
                 for (int replica = 0; replica < gateways.size(); replica++) {
-                    for (String suffix : List.of(".log", ".out")) {
+                    for (String suffix : List.of(".log", ".gateway.log")) {
                         Path file = work.resolve("replica-" + replica + suffix);
                         if (Files.exists(file)) {
                             Files.copy(file, kept.resolve(file.getFileName()));
@@ -181,6 +181,28 @@ public final class ReplicaBenchmark {
             options.addAll(List.of("--store-synchronous", configuration.synchronous()));
         }
         return options;
+    }
+
+    /**
+     * Starts a gateway in a JVM of its own as {@code bin/sandgate-gateway} starts it ({@code GatewayMain} on this JVM's
+     * class path) over the data directory {@code work/name}; its output goes to {@code name.log} and its log to {@code
+     * name.gateway.log} in {@code work}.
+     */
+    private static GatewayProcess gateway(Path work, String name, ReplicaSettings settings, List<String> options)
+            throws IOException, InterruptedException {
+        Path dataDirectory = Files.createDirectories(work.resolve(name));
+        List<String> jvmOptions = new ArrayList<>(gatewayJvmOptions(settings));
+        jvmOptions.add("-Dlogback.configurationFile=sandgate-bench-logback.xml");
+        jvmOptions.add("-Dsandgate.bench.log=" + work.resolve(name + ".gateway.log"));
+        List<String> arguments = new ArrayList<>(List.of("--data-dir", dataDirectory.toString()));
+        arguments.addAll(options);
+        return GatewayProcess.startWithOnly(
+                work,
+                name,
+                System.getProperty("java.class.path"),
+                "dev.sandgate.gateway.server.GatewayMain",
+                jvmOptions,
+                arguments);
     }
 
     /** The JVM options of scripts/bench (and docs/operations.md), with the gateway's heap. */

@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +23,13 @@ import java.util.concurrent.TimeUnit;
 public final class GatewayProcess implements AutoCloseable {
     private static final long START_TIMEOUT_SECONDS = 120;
     private static final long CALL_TIMEOUT_SECONDS = 120;
+
+    /**
+     * The JVM options that {@link #start} gives every test gateway before the caller's: a small heap and the quick
+     * compiler only, as a test starts many short-lived gateways on a shared machine.
+     */
+    public static final List<String> TEST_JVM_OPTIONS =
+            List.of("--enable-native-access=ALL-UNNAMED", "-Xmx256m", "-XX:TieredStopAtLevel=1");
 
     private final Process process;
     private final Path log;
@@ -49,8 +57,28 @@ public final class GatewayProcess implements AutoCloseable {
         return start(directory, name, classPath, mainClass, List.of(), arguments);
     }
 
-    /** As {@link #start(Path, String, String, String, List)}, with {@code jvmOptions} (e.g. system properties). */
+    /**
+     * As {@link #start(Path, String, String, String, List)}, with {@code jvmOptions} (e.g. system properties) after
+     * {@link #TEST_JVM_OPTIONS}.
+     */
     public static GatewayProcess start(
+            Path directory,
+            String name,
+            String classPath,
+            String mainClass,
+            List<String> jvmOptions,
+            List<String> arguments)
+            throws IOException, InterruptedException {
+        List<String> options = new ArrayList<>(TEST_JVM_OPTIONS);
+        options.addAll(jvmOptions);
+        return startWithOnly(directory, name, classPath, mainClass, options, arguments);
+    }
+
+    /**
+     * As {@link #start(Path, String, String, String, List, List)}, but with {@code jvmOptions} alone: none of {@link
+     * #TEST_JVM_OPTIONS}, so that a benchmark measures the gateway as it is deployed (its own heap, both compilers).
+     */
+    public static GatewayProcess startWithOnly(
             Path directory,
             String name,
             String classPath,
@@ -62,11 +90,8 @@ public final class GatewayProcess implements AutoCloseable {
         Path ready = directory.resolve(name + ".ready");
         Files.deleteIfExists(ready);
         Path log = directory.resolve(name + ".log");
-        List<String> command = new ArrayList<>(List.of(
-                ProcessHandle.current().info().command().orElse("java"),
-                "--enable-native-access=ALL-UNNAMED",
-                "-Xmx256m",
-                "-XX:TieredStopAtLevel=1"));
+        List<String> command =
+                new ArrayList<>(List.of(ProcessHandle.current().info().command().orElse("java")));
         command.addAll(jvmOptions);
         command.addAll(
                 List.of("-cp", classPath, mainClass, "--listen", "127.0.0.1:0", "--ready-file", ready.toString()));
@@ -129,6 +154,18 @@ public final class GatewayProcess implements AutoCloseable {
     /** The process id. */
     public long pid() {
         return process.pid();
+    }
+
+    /**
+     * The CPU time (user and system) the process has used so far, in nanoseconds; -1 where the JVM cannot tell (a
+     * benchmark's cost per call).
+     */
+    public long cpuNanos() {
+        return process.toHandle()
+                .info()
+                .totalCpuDuration()
+                .map(Duration::toNanos)
+                .orElse(-1L);
     }
 
     /** Whether the process still runs. */

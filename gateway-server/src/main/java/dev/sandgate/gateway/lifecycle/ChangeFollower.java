@@ -27,7 +27,9 @@ import org.slf4j.LoggerFactory;
  *       with larger numbers. The follower holds its delivery at a missing number until the row arrives, or until every
  *       transaction that was running when the hole was seen has ended (a later read's snapshot shows it) and the row is
  *       still missing: it never will be (its transaction rolled back). As a last resort it passes a hole held for
- *       {@link #HOLE_CAP}, with a warning. Both are counted ({@link GatewayObserver#watchLogHolesSkipped}).
+ *       {@link #HOLE_CAP}, with a warning; that is the cap's known cost: a row its transaction commits after that is
+ *       never delivered (the sandbox's next change is). Both are counted ({@link
+ *       GatewayObserver#watchLogHolesSkipped}).
  *   <li><b>Start.</b> It starts at the newest row: its replica's watch streams, opened later, begin with a snapshot of
  *       the store. It first waits (up to {@link #HOLE_CAP}) for the transactions running when it read that row to end,
  *       so that a change with a smaller number, committed after, is in those snapshots.
@@ -62,6 +64,9 @@ public final class ChangeFollower implements AutoCloseable {
     private final WatchHub hub;
     private final BooleanSupplier leading;
     private final Supplier<GatewayObserver> observer;
+    /** {@link #HOLE_CAP}, shorter in tests. */
+    private final Duration holeCap;
+
     private final Thread thread;
     private volatile boolean closed;
     /** The hole delivery waits at, 0 when none; for tests. */
@@ -87,13 +92,24 @@ public final class ChangeFollower implements AutoCloseable {
      */
     public ChangeFollower(
             Supplier<ChangeLog> connect, WatchHub hub, BooleanSupplier leading, Supplier<GatewayObserver> observer) {
+        this(connect, hub, leading, observer, HOLE_CAP);
+    }
+
+    /** As the public constructor, with {@code holeCap} in place of {@link #HOLE_CAP} (a test's shorter one). */
+    ChangeFollower(
+            Supplier<ChangeLog> connect,
+            WatchHub hub,
+            BooleanSupplier leading,
+            Supplier<GatewayObserver> observer,
+            Duration holeCap) {
         this.connect = requireNonNull(connect, "connect is null");
         this.hub = requireNonNull(hub, "hub is null");
         this.leading = requireNonNull(leading, "leading is null");
         this.observer = requireNonNull(observer, "observer is null");
+        this.holeCap = requireNonNull(holeCap, "holeCap is null");
         this.changes = connect.get();
         try {
-            this.position = startPosition(changes);
+            this.position = startPosition(changes, holeCap);
         } catch (RuntimeException e) {
             changes.close();
             throw e;
@@ -108,15 +124,15 @@ public final class ChangeFollower implements AutoCloseable {
      * The newest row's position, once every transaction that was running when it was read has ended (or after {@link
      * #HOLE_CAP}): a row with a smaller number can only be committed by one of those.
      */
-    private static long startPosition(ChangeLog changes) {
+    private static long startPosition(ChangeLog changes, Duration holeCap) {
         ChangeLog.Newest newest = changes.newest();
-        long deadline = System.nanoTime() + HOLE_CAP.toNanos();
+        long deadline = System.nanoTime() + holeCap.toNanos();
         while (!newest.snapshot().allEndedBy(changes.newest().snapshot())) {
             if (System.nanoTime() > deadline) {
                 log.warn(
-                        "change log: transactions still ran {} s after the start; a change may be missing from watch"
+                        "change log: transactions still ran {} ms after the start; a change may be missing from watch"
                                 + " streams",
-                        HOLE_CAP.toSeconds());
+                        holeCap.toMillis());
                 break;
             }
             LockSupport.parkNanos(HOLE_POLL.toNanos());
@@ -234,15 +250,15 @@ public final class ChangeFollower implements AutoCloseable {
             heldSince = System.nanoTime();
             return false;
         }
-        if (System.nanoTime() - heldSince < HOLE_CAP.toNanos()) {
+        if (System.nanoTime() - heldSince < holeCap.toNanos()) {
             return false;
         }
         log.warn(
-                "change log: sequence numbers {} to {} stayed missing for {} s while their transactions ran; passed"
+                "change log: sequence numbers {} to {} stayed missing for {} ms while their transactions ran; passed"
                         + " (a change may be missing from watch streams)",
                 hole,
                 next - 1,
-                HOLE_CAP.toSeconds());
+                holeCap.toMillis());
         observer.get().watchLogHolesSkipped(next - hole, true);
         position = next - 1;
         return true;

@@ -64,9 +64,15 @@ public final class ChangeLog implements AutoCloseable {
             "SELECT " + PRUNED_THROUGH + " AS through, pg_current_snapshot()::text AS snap, " + AHEAD
                     + " AS ahead, (SELECT max(seq) FROM sandbox_change) AS newest";
 
-    /** Raises the prune mark to the larger of its two bounds (by age, by count) and removes the rows up to it. */
+    /**
+     * Raises the prune mark to the larger of its two bounds (by age, by count) and removes the rows up to it. The bound
+     * by age is {@code max(seq + 0)}, not {@code max(seq)}: the latter the planner answers by walking the primary key
+     * down from the newest row until one is old enough, past every row within retention (it takes the rows' times for
+     * unrelated to their order); {@code + 0} makes it read the old rows alone, from the index on {@code (change_ms,
+     * seq)} (migration V8).
+     */
     private static final String PRUNE = "WITH mark AS (INSERT INTO sandbox_change_pruned (id, through) VALUES (1,"
-            + " GREATEST(COALESCE((SELECT max(seq) FROM sandbox_change WHERE change_ms < ?), 0),"
+            + " GREATEST(COALESCE((SELECT max(seq + 0) FROM sandbox_change WHERE change_ms < ?), 0),"
             + " COALESCE((SELECT max(seq) FROM sandbox_change), 0) - ?)) ON CONFLICT (id) DO UPDATE SET through ="
             + " GREATEST(sandbox_change_pruned.through, excluded.through) RETURNING through)"
             + " DELETE FROM sandbox_change WHERE seq <= (SELECT through FROM mark)";
@@ -312,6 +318,14 @@ public final class ChangeLog implements AutoCloseable {
         } catch (SQLException e) {
             throw new StoreException("pruning the change log failed", e);
         }
+    }
+
+    /**
+     * The PostgreSQL server process of this connection ({@code pg_stat_activity.pid}): whom to look for, or end with
+     * {@code pg_terminate_backend}, when diagnosing a follower (and in its tests).
+     */
+    public int backendPid() {
+        return notifications.getBackendPID();
     }
 
     /** Whether the connection still answers (checked after a failure). */

@@ -17,7 +17,7 @@ import dev.sandgate.gateway.server.GatewayServer;
 import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
-import dev.sandgate.gateway.testing.TestSchema;
+import dev.sandgate.testing.StoreSchema;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.inprocess.InProcessChannelBuilder;
@@ -48,11 +48,11 @@ class RemoteDriverRestartTest {
     private Gateway gateway;
     private GatewayServer server;
     private ManagedChannel channel;
-    private TestSchema schema;
+    private StoreSchema schema;
 
     @BeforeEach
     void storeOfThisRun() throws Exception {
-        schema = TestSchema.forThisRun();
+        schema = StoreSchema.forThisRun();
     }
 
     @AfterEach
@@ -69,7 +69,7 @@ class RemoteDriverRestartTest {
         if (host != null) {
             host.close();
         }
-        TestSchema.closeIfAny(schema);
+        StoreSchema.closeIfAny(schema);
     }
 
     private HostedDriverProcess host(List<String> driver, Map<String, String> extra) {
@@ -105,7 +105,7 @@ class RemoteDriverRestartTest {
                 List.of("--provider-class", StallingStopReferenceProvider.class.getName()),
                 Map.of(StallingStopReferenceProvider.STOP_ENTERED, stopEntered.toString()));
         gateway = Gateway.open(GatewaySettings.load(
-                TestSchema.withStore(
+                StoreSchema.withStore(
                         schema,
                         "--data-dir",
                         root.resolve("data").toString(),

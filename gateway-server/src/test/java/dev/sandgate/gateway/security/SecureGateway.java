@@ -15,7 +15,7 @@ import dev.sandgate.gateway.server.GatewayServer;
 import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.FakeDriverProvider;
-import dev.sandgate.gateway.testing.TestSchema;
+import dev.sandgate.testing.StoreSchema;
 import io.grpc.ManagedChannel;
 import io.grpc.Metadata;
 import io.grpc.TlsChannelCredentials;
@@ -68,7 +68,7 @@ final class SecureGateway implements AutoCloseable {
     private final GatewaySecurity security;
     private final GatewayServer server;
     private final List<ManagedChannel> channels = new ArrayList<>();
-    private final TestSchema schema;
+    private final StoreSchema schema;
 
     private SecureGateway(
             Path dir,
@@ -77,7 +77,7 @@ final class SecureGateway implements AutoCloseable {
             Gateway gateway,
             GatewaySecurity security,
             GatewayServer server,
-            TestSchema schema) {
+            StoreSchema schema) {
         this.dir = dir;
         this.schema = schema;
         this.pki = pki;
@@ -115,8 +115,8 @@ final class SecureGateway implements AutoCloseable {
                 "--api-token-file", dir.resolve("tokens").toString(),
                 "--authz-policy", dir.resolve("policy.json").toString(),
                 "--security-reload-period", "100ms"));
-        // On a PostgreSQL run, a schema of its own (TestSchema).
-        TestSchema schema = TestSchema.onPostgres() ? TestSchema.create() : null;
+        // On a PostgreSQL run, a schema of its own (StoreSchema).
+        StoreSchema schema = StoreSchema.onPostgres() ? StoreSchema.create() : null;
         if (schema != null) {
             args.addAll(schema.storeArgs());
         }

@@ -29,7 +29,6 @@ import dev.sandgate.gateway.lifecycle.FaultInjector;
 import dev.sandgate.gateway.lifecycle.FaultPoint;
 import dev.sandgate.gateway.testing.GrpcErrors;
 import dev.sandgate.gateway.testing.TestGateway;
-import dev.sandgate.gateway.testing.TestSchema;
 import dev.sandgate.spi.ComputeDriver;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverSettings;
@@ -37,6 +36,7 @@ import dev.sandgate.spi.SandboxObservation;
 import dev.sandgate.spi.SandboxState;
 import dev.sandgate.testing.GatewayProcess;
 import dev.sandgate.testing.ProcessTest;
+import dev.sandgate.testing.StoreSchema;
 import io.grpc.Status;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -67,13 +67,13 @@ class CrashPointTest {
     private final List<GatewayProcess> processes = new ArrayList<>();
 
     /** On a PostgreSQL run, the store of both processes: the second is a replica taking over from the first. */
-    private TestSchema schema;
+    private StoreSchema schema;
 
     @BeforeEach
     void directories() throws Exception {
         dataDir = root.resolve("data");
         backendDir = root.resolve("backend");
-        schema = TestSchema.forThisRun();
+        schema = StoreSchema.forThisRun();
     }
 
     @AfterEach
@@ -81,7 +81,7 @@ class CrashPointTest {
         for (GatewayProcess process : processes) {
             process.close();
         }
-        TestSchema.closeIfAny(schema);
+        StoreSchema.closeIfAny(schema);
     }
 
     private GatewayProcess gateway(String name, Optional<FaultPoint> fault) throws Exception {

@@ -6,8 +6,8 @@ import static org.awaitility.Awaitility.await;
 import dev.sandgate.gateway.metrics.PrometheusMetrics;
 import dev.sandgate.gateway.testing.FakeDriver;
 import dev.sandgate.gateway.testing.FakeDriverProvider;
-import dev.sandgate.gateway.testing.TestSchema;
 import dev.sandgate.spi.Availability;
+import dev.sandgate.testing.StoreSchema;
 import io.grpc.ManagedChannel;
 import io.grpc.health.v1.HealthCheckRequest;
 import io.grpc.health.v1.HealthCheckResponse.ServingStatus;
@@ -34,16 +34,16 @@ import org.junit.jupiter.api.io.TempDir;
  * port's HTTP probes answer the same.
  */
 class EngineReadinessTest {
-    private TestSchema schema;
+    private StoreSchema schema;
 
     @BeforeEach
     void storeOfThisRun() throws Exception {
-        schema = TestSchema.forThisRun();
+        schema = StoreSchema.forThisRun();
     }
 
     @AfterEach
     void dropStore() {
-        TestSchema.closeIfAny(schema);
+        StoreSchema.closeIfAny(schema);
     }
 
     @TempDir
@@ -53,7 +53,7 @@ class EngineReadinessTest {
     void theSandboxServiceIsNotServingWhileTheEngineIsUnavailableAndServingOnceItAnswers() {
         AtomicBoolean engineUp = new AtomicBoolean(true);
         GatewaySettings config = GatewaySettings.load(
-                TestSchema.withStore(
+                StoreSchema.withStore(
                         schema, "--data-dir", root.resolve("data").toString(), "--readiness-interval", "50ms"),
                 Map.of());
         String name = "readiness-" + UUID.randomUUID();
@@ -91,7 +91,7 @@ class EngineReadinessTest {
     void theMetricsPortsHttpProbesFollowTheSameChecks() throws Exception {
         AtomicBoolean engineUp = new AtomicBoolean(true);
         GatewaySettings config = GatewaySettings.load(
-                TestSchema.withStore(
+                StoreSchema.withStore(
                         schema,
                         "--data-dir",
                         root.resolve("data").toString(),

@@ -12,9 +12,9 @@ import dev.sandgate.api.v1.Sandbox;
 import dev.sandgate.api.v1.SandboxTarget;
 import dev.sandgate.driver.reference.ReferenceDriverProvider;
 import dev.sandgate.gateway.testing.TestGateway;
-import dev.sandgate.gateway.testing.TestSchema;
 import dev.sandgate.testing.GatewayProcess;
 import dev.sandgate.testing.ProcessTest;
+import dev.sandgate.testing.StoreSchema;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -34,17 +34,17 @@ class ExpiryRestartTest {
     private final List<GatewayProcess> processes = new ArrayList<>();
 
     /** The PostgreSQL schema of a PostgreSQL run, else null (SQLite in the data directory). */
-    private TestSchema schema;
+    private StoreSchema schema;
 
     @BeforeEach
     void store() throws Exception {
-        schema = TestSchema.forThisRun();
+        schema = StoreSchema.forThisRun();
     }
 
     @AfterEach
     void stopProcesses() {
         processes.forEach(GatewayProcess::close);
-        TestSchema.closeIfAny(schema);
+        StoreSchema.closeIfAny(schema);
     }
 
     private GatewayProcess gateway(String name) throws Exception {

@@ -11,6 +11,7 @@ import dev.sandgate.gateway.server.Gateway;
 import dev.sandgate.gateway.server.GatewayServer;
 import dev.sandgate.gateway.server.GatewaySettings;
 import dev.sandgate.spi.DriverCapabilities;
+import dev.sandgate.testing.StoreSchema;
 import io.grpc.ManagedChannel;
 import io.grpc.inprocess.InProcessChannelBuilder;
 import io.grpc.inprocess.InProcessServerBuilder;
@@ -32,7 +33,7 @@ import java.util.concurrent.TimeUnit;
  * {@link FakeDriver} over a temporary backend directory, reached in-process or over real Netty on loopback.
  * {@link #restart()} closes everything and opens it again on the same directories, with a fresh driver instance.
  *
- * <p>When the run is on PostgreSQL ({@link TestSchema#onPostgres()}), the store is a schema of this gateway's own
+ * <p>When the run is on PostgreSQL ({@link StoreSchema#onPostgres()}), the store is a schema of this gateway's own
  * instead of the data directory's SQLite file (unless the test gives its own store-url): kept across restarts, dropped
  * at close.
  */
@@ -49,7 +50,7 @@ public final class TestGateway implements AutoCloseable {
     private final DriverCapabilities capabilities;
     private final List<String> extraArgs;
     private final boolean referenceDriver;
-    private final TestSchema schema;
+    private final StoreSchema schema;
     private FakeDriver driver;
     private Gateway gateway;
     private GatewayServer server;
@@ -67,8 +68,8 @@ public final class TestGateway implements AutoCloseable {
         this.capabilities = capabilities;
         this.extraArgs = List.copyOf(extraArgs);
         this.referenceDriver = referenceDriver;
-        this.schema = TestSchema.onPostgres() && !this.extraArgs.contains("--store-url")
-                ? TestSchema.createUnchecked()
+        this.schema = StoreSchema.onPostgres() && !this.extraArgs.contains("--store-url")
+                ? StoreSchema.createUnchecked()
                 : null;
         try {
             open();
@@ -164,7 +165,7 @@ public final class TestGateway implements AutoCloseable {
     }
 
     /** The PostgreSQL schema of this gateway's store, if the run is on PostgreSQL. */
-    public Optional<TestSchema> schema() {
+    public Optional<StoreSchema> schema() {
         return Optional.ofNullable(schema);
     }
 

@@ -1,6 +1,7 @@
 package dev.sandgate.testing.replicas;
 
 import dev.sandgate.testing.GatewayProcess;
+import dev.sandgate.testing.StoreSchema;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -75,7 +76,7 @@ final class ReplicaCluster implements AutoCloseable {
                 "--token-key-file",
                 root.resolve("token-keys.properties").toString()));
         delegateProperties.forEach((key, value) -> args.addAll(List.of("--driver-property", key + "=" + value)));
-        args.addAll(store.gatewayArguments());
+        args.addAll(store.storeArgs());
         this.arguments = List.copyOf(args);
         Path logging = root.resolve("replica-logback.xml");
         StringBuilder traced = new StringBuilder();

@@ -8,6 +8,7 @@ import dev.sandgate.spi.ComputeDriverProvider;
 import dev.sandgate.spi.DriverContext;
 import dev.sandgate.spi.DriverSettings;
 import dev.sandgate.spi.SandboxObservation;
+import dev.sandgate.testing.StoreSchema;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,7 +94,7 @@ public final class ReplicaKillRun {
     public static Report run(Settings settings) throws Exception {
         long began = System.nanoTime();
         String gatewayId = settings.gatewayId();
-        try (StoreSchema store = StoreSchema.fresh();
+        try (StoreSchema store = StoreSchema.create();
                 ReplicaCluster cluster = new ReplicaCluster(
                         settings.root(),
                         settings.classPath(),

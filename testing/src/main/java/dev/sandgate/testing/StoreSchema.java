@@ -1,6 +1,12 @@
-package dev.sandgate.gateway.testing;
+package dev.sandgate.testing;
 
-import dev.sandgate.gateway.store.PostgresStore;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
@@ -10,18 +16,25 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ThreadLocalRandom;
+import org.junit.jupiter.api.Assumptions;
 
 /**
- * Which store the gateway fixtures open, and on PostgreSQL a schema of one gateway's own.
+ * A gateway store of a test's own: an empty schema in the PostgreSQL that SANDGATE_POSTGRES_URL, _USER and
+ * _PASSWORD_FILE name (scripts/engines/postgres.sh), and which store a run's test gateways use.
  *
- * <p>The system property {@value #STORE_PROPERTY} chooses: {@code sqlite} (the default) keeps the embedded store in the
- * gateway's data directory; {@code postgresql} gives each test gateway a fresh schema in the database that
- * {@link TestPostgres} names, which the fixture drops when it closes the gateway (a restart keeps it, and so the data).
+ * <p>The system property {@value #STORE_PROPERTY} chooses that store: {@code sqlite} (the default) keeps the embedded
+ * store in the gateway's data directory; {@code postgresql} gives each test gateway a schema of this class, which its
+ * fixture closes when it closes the gateway (a restart keeps it, and so the data). Closing empties the schema for the
+ * next test of the JVM; the emptied ones are dropped at exit.
+ *
+ * <p>Without the database a test is skipped, unless engines are required (CI), where it fails. The JDBC driver comes
+ * from the caller's class path (the gateway's).
  */
-public final class TestSchema implements AutoCloseable {
+public final class StoreSchema implements AutoCloseable {
     /** The system property that chooses the store of the test gateways: {@code sqlite} or {@code postgresql}. */
     public static final String STORE_PROPERTY = "sandgate.test.store";
 
@@ -29,13 +42,48 @@ public final class TestSchema implements AutoCloseable {
     private static final Queue<String> EMPTIED = new ConcurrentLinkedQueue<>();
 
     static {
-        Runtime.getRuntime().addShutdownHook(new Thread(TestSchema::dropEmptied, "sandgate-test-schemas"));
+        Runtime.getRuntime().addShutdownHook(new Thread(StoreSchema::dropEmptied, "sandgate-test-schemas"));
     }
 
-    private final PostgresStore.Settings database;
+    /**
+     * The test database: its JDBC URL, its user, and the file that holds its password (none where it needs none).
+     */
+    public record Database(String url, String user, Optional<String> passwordFile) {
+        /** The database that the environment names, or the test is skipped (or fails under CI). */
+        public static Database fromEnvironment() {
+            String url = System.getenv("SANDGATE_POSTGRES_URL");
+            String user = System.getenv("SANDGATE_POSTGRES_USER");
+            if (url == null || user == null) {
+                assertThat(Boolean.getBoolean("sandgate.requireEngines"))
+                        .as("SANDGATE_POSTGRES_URL and SANDGATE_POSTGRES_USER are set (scripts/engines/postgres.sh)")
+                        .isFalse();
+                Assumptions.abort("no PostgreSQL: run scripts/test, which starts one (scripts/engines/postgres.sh)");
+            }
+            return new Database(url, user, Optional.ofNullable(System.getenv("SANDGATE_POSTGRES_PASSWORD_FILE")));
+        }
+
+        /** The password, read from its file. */
+        public Optional<String> password() {
+            return passwordFile.map(file -> {
+                try {
+                    return Files.readString(Path.of(file), StandardCharsets.UTF_8)
+                            .strip();
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot read the PostgreSQL password file " + file, e);
+                }
+            });
+        }
+
+        /** A new connection to the database (its default schema). */
+        public Connection connect() throws SQLException {
+            return DriverManager.getConnection(url, user, password().orElse(null));
+        }
+    }
+
+    private final Database database;
     private final String name;
 
-    private TestSchema(PostgresStore.Settings database, String name) {
+    private StoreSchema(Database database, String name) {
         this.database = database;
         this.name = name;
     }
@@ -52,44 +100,39 @@ public final class TestSchema implements AutoCloseable {
         };
     }
 
-    /**
-     * A new, empty schema in the test database; the test is skipped without one (or fails under CI, see
-     * {@link TestPostgres}).
-     */
-    public static TestSchema create() throws Exception {
-        PostgresStore.Settings database = TestPostgres.settings();
+    /** A new, empty schema in the test database; the test is skipped without one (or fails under CI). */
+    public static StoreSchema create() throws SQLException {
+        Database database = Database.fromEnvironment();
         String emptied = EMPTIED.poll();
         if (emptied != null) {
-            return new TestSchema(database, emptied);
+            return new StoreSchema(database, emptied);
         }
         byte[] random = new byte[6];
         ThreadLocalRandom.current().nextBytes(random);
         String name = "test_" + HexFormat.of().formatHex(random);
-        try (Connection connection = connect(database);
+        try (Connection connection = database.connect();
                 Statement statement = connection.createStatement()) {
             statement.execute("CREATE SCHEMA " + name);
         }
-        return new TestSchema(database, name);
+        return new StoreSchema(database, name);
     }
 
     /** {@link #create()} for fixtures that cannot throw checked exceptions. */
-    public static TestSchema createUnchecked() {
+    public static StoreSchema createUnchecked() {
         try {
             return create();
-        } catch (RuntimeException | Error e) {
-            throw e;
-        } catch (Exception e) {
+        } catch (SQLException e) {
             throw new IllegalStateException("cannot create a PostgreSQL schema for a test gateway", e);
         }
     }
 
     /** On a PostgreSQL run a new schema ({@link #create()}), else none: null. */
-    public static TestSchema forThisRun() throws Exception {
+    public static StoreSchema forThisRun() throws SQLException {
         return onPostgres() ? create() : null;
     }
 
     /** {@code args}, followed by the store options of {@code schema} unless it is null. */
-    public static String[] withStore(TestSchema schema, String... args) {
+    public static String[] withStore(StoreSchema schema, String... args) {
         List<String> all = new ArrayList<>(List.of(args));
         if (schema != null) {
             all.addAll(schema.storeArgs());
@@ -98,7 +141,7 @@ public final class TestSchema implements AutoCloseable {
     }
 
     /** Closes {@code schema} unless it is null. */
-    public static void closeIfAny(TestSchema schema) {
+    public static void closeIfAny(StoreSchema schema) {
         if (schema != null) {
             schema.close();
         }
@@ -114,25 +157,17 @@ public final class TestSchema implements AutoCloseable {
         return url + (url.contains("?") ? "&" : "?") + "currentSchema=" + name;
     }
 
-    /** The store's settings on this schema. */
-    public PostgresStore.Settings settings() {
-        return new PostgresStore.Settings(url(), database.user(), database.password());
-    }
-
     /** The gateway options that put its store in this schema. */
     public List<String> storeArgs() {
         List<String> args = new ArrayList<>(List.of("--store-url", url(), "--store-user", database.user()));
-        String passwordFile = System.getenv("SANDGATE_POSTGRES_PASSWORD_FILE");
-        if (passwordFile != null) {
-            args.addAll(List.of("--store-password-file", passwordFile));
-        }
+        database.passwordFile().ifPresent(file -> args.addAll(List.of("--store-password-file", file)));
         return args;
     }
 
     /** Empties the schema for the next test (every table truncated but Flyway's history), or drops it. */
     @Override
     public void close() {
-        try (Connection connection = connect(database);
+        try (Connection connection = database.connect();
                 Statement statement = connection.createStatement()) {
             List<String> tables = new ArrayList<>();
             try (ResultSet rs = statement.executeQuery("SELECT tablename FROM pg_tables WHERE schemaname = '" + name
@@ -156,21 +191,13 @@ public final class TestSchema implements AutoCloseable {
         if (EMPTIED.isEmpty()) {
             return;
         }
-        try {
-            PostgresStore.Settings database = TestPostgres.settings();
-            try (Connection connection = connect(database);
-                    Statement statement = connection.createStatement()) {
-                for (String name = EMPTIED.poll(); name != null; name = EMPTIED.poll()) {
-                    statement.execute("DROP SCHEMA IF EXISTS " + name + " CASCADE");
-                }
+        try (Connection connection = Database.fromEnvironment().connect();
+                Statement statement = connection.createStatement()) {
+            for (String name = EMPTIED.poll(); name != null; name = EMPTIED.poll()) {
+                statement.execute("DROP SCHEMA IF EXISTS " + name + " CASCADE");
             }
         } catch (Exception e) {
             System.err.println("could not drop the test schemas: " + e);
         }
-    }
-
-    private static Connection connect(PostgresStore.Settings database) throws SQLException {
-        return DriverManager.getConnection(
-                database.url(), database.user(), database.password().orElse(null));
     }
 }
