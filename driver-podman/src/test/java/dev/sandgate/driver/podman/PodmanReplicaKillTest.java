@@ -54,8 +54,7 @@ class PodmanReplicaKillTest {
                         3,
                         3,
                         Duration.ofSeconds(60),
-                        3,
-                        ReplicaKillRun.CROSS_REPLICA_WATCH));
+                        3));
                 System.out.println("replica kill run over Podman: " + report);
             } finally {
                 for (BackendResource resource : probe.resourcesOfGateway(gatewayId)) {

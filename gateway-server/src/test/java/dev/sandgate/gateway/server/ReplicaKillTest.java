@@ -21,9 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * after a kill, is written in {@code dev.sandgate.testing.replicas.KillRunChecks}: nothing lost, no duplicate driver
  * call per request_id (a re-run of the same recorded input after its process died, or after a transient driver
  * error, is the only repeat), no orphan, no generation regression, stale tokens refused on every replica, every
- * replica's watch ordered. That each watch is also complete (it sees the final change of every sandbox, made through
- * any replica) is checked with {@code -Dsandgate.replicaKill.crossReplicaWatch=true}: off by default for a known defect
- * ({@link ReplicaKillRun#CROSS_REPLICA_WATCH}).
+ * replica's watch ordered and complete (it sees the final change of every sandbox, made through any replica).
  */
 @ProcessTest
 @EngineTest
@@ -47,8 +45,7 @@ class ReplicaKillTest {
                 3,
                 6,
                 Duration.ofSeconds(75),
-                4,
-                ReplicaKillRun.CROSS_REPLICA_WATCH));
+                4));
         System.out.println("replica kill run: " + report);
     }
 }

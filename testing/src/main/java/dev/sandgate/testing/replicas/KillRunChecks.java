@@ -73,7 +73,6 @@ final class KillRunChecks {
             int recoveredIntents,
             int finalSandboxes) {}
 
-    private final ReplicaKillRun.Settings settings;
     private final ReplicaCluster cluster;
     private final ComputeDriver backend;
     private final Tally tally;
@@ -82,13 +81,11 @@ final class KillRunChecks {
     private final List<String> problems = new ArrayList<>();
 
     KillRunChecks(
-            ReplicaKillRun.Settings settings,
             ReplicaCluster cluster,
             ComputeDriver backend,
             Tally tally,
             List<LifecycleClient> clients,
             List<WatchRecorder> watches) {
-        this.settings = settings;
         this.cluster = cluster;
         this.backend = backend;
         this.tally = tally;
@@ -281,8 +278,8 @@ final class KillRunChecks {
     }
 
     /**
-     * Each replica's fresh watch starts with exactly the stored sandboxes at their stored resource versions; with
-     * crossReplicaWatch, each replica's long-running watch has also seen every sandbox's last change, or its removal.
+     * Each replica's fresh watch starts with exactly the stored sandboxes at their stored resource versions, and each
+     * replica's long-running watch has seen every sandbox's last change, or its removal, whichever replica made it.
      */
     private void watches(Map<String, Sandbox> stored) throws Exception {
         Map<String, Long> versions = new TreeMap<>();
@@ -293,9 +290,6 @@ final class KillRunChecks {
                 problems.add("a new watch on replica " + slot + " starts with " + snapshot + ", the store holds "
                         + versions);
             }
-        }
-        if (!settings.crossReplicaWatch()) {
-            return;
         }
         List<LifecycleClient.Owned> deleted = new ArrayList<>();
         clients.forEach(client -> deleted.addAll(client.deleted()));
