@@ -51,12 +51,14 @@ import java.util.regex.Pattern;
 public final class StoredBenchmark {
     static final String USAGE = """
             Usage: StoredBenchmark [--counts 10000,100000,1000000] [--calls 4000] [--quiet-seconds 10] [--smoke]
-                                   [--directory DIR]
+                                   [--restarts 3] [--directory DIR]
               --counts         comma-separated numbers of stored sandboxes, one gateway start each
+              --restarts       after a count's measurements, start a gateway on the same store this many times
+                               more (each closed once it serves): the median, lowest and highest time until ready
               --calls          GetSandbox calls per measured phase (1 and 64 clients)
               --quiet-seconds  how long the CPU is measured after the gateway is ready (reconciliation)
               --directory      where the store and the driver's files are generated (default: a temporary folder)
-              --smoke          1000,5000 sandboxes, 400 calls, 2 s: a check that the tool works
+              --smoke          1000,5000 sandboxes, 400 calls, 2 s, 1 restart: a check that the tool works
             """;
 
     static final String WORKSPACE = "bench-stored";
@@ -65,15 +67,18 @@ public final class StoredBenchmark {
     private static final int BATCH = 10_000;
     private static final Pattern BACKEND_ID = Pattern.compile("(?m)^backend-id=(.*)$");
 
-    record Settings(List<Integer> counts, int calls, int quietSeconds, Path directory) {
+    record Settings(List<Integer> counts, int calls, int quietSeconds, int restarts, Path directory) {
         static Settings parse(String... args) {
             BenchmarkOptions options = BenchmarkOptions.parse(
-                    args, Set.of("--counts", "--calls", "--quiet-seconds", "--directory"), Set.of("--smoke"));
+                    args,
+                    Set.of("--counts", "--calls", "--quiet-seconds", "--restarts", "--directory"),
+                    Set.of("--smoke"));
             boolean smoke = options.has("--smoke");
             List<Integer> counts =
                     options.integers("--counts", smoke ? List.of(1000, 5000) : List.of(10_000, 100_000, 1_000_000));
             int calls = options.integer("--calls", smoke ? 400 : 4000);
             int quietSeconds = options.integer("--quiet-seconds", smoke ? 2 : 10);
+            int restarts = options.integer("--restarts", smoke ? 1 : 3, 0, 50);
             if (counts.isEmpty() || counts.stream().anyMatch(n -> n < 1 || n > 9_999_999)) {
                 throw new IllegalArgumentException("--counts: each between 1 and 9999999");
             }
@@ -81,7 +86,11 @@ public final class StoredBenchmark {
                 throw new IllegalArgumentException("--calls at least 64, --quiet-seconds at least 1");
             }
             return new Settings(
-                    counts, calls, quietSeconds, options.path("--directory").orElse(null));
+                    counts,
+                    calls,
+                    quietSeconds,
+                    restarts,
+                    options.path("--directory").orElse(null));
         }
     }
 
@@ -89,6 +98,7 @@ public final class StoredBenchmark {
      * One count's figures; times in milliseconds unless named otherwise.
      *
      * @param startCpuSeconds the CPU time this process spent from the start until ready
+     * @param restartSeconds the times until ready of the later starts on the same store, in the order measured
      * @param quietCpuSeconds the CPU time this process spent in the quiet seconds after ready, idle
      * @param heapMiB the live heap after a full collection at the end of that quiet time
      * @param pages how many pages of {@value #PAGE_SIZE} listing every sandbox took; {@code listed} the sandboxes
@@ -100,6 +110,7 @@ public final class StoredBenchmark {
             double generateSeconds,
             double startSeconds,
             double startCpuSeconds,
+            List<Double> restartSeconds,
             double quietCpuSeconds,
             double heapMiB,
             double get1P50,
@@ -167,6 +178,7 @@ public final class StoredBenchmark {
         System.gc();
         long cpuBefore = ClosedLoop.processCpuNanos();
         long startBegin = System.nanoTime();
+        Row row;
         try (BenchGateway gateway = BenchGateway.start(data, driver, Duration.ofSeconds(1), "NORMAL")) {
             ManagedChannel channel = NettyChannelBuilder.forAddress(
                             new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
@@ -212,11 +224,12 @@ public final class StoredBenchmark {
 
                 Latencies oneLatencies = one.latencies();
                 Latencies manyLatencies = many.latencies();
-                return new Row(
+                row = new Row(
                         count,
                         generateSeconds,
                         startSeconds,
                         seconds(cpuReady - cpuBefore),
+                        List.of(),
                         seconds(cpuQuiet - cpuReady),
                         heapMiB,
                         oneLatencies.percentileMillis(50),
@@ -231,6 +244,49 @@ public final class StoredBenchmark {
                         listed,
                         notReady,
                         reconciled);
+            } finally {
+                channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
+            }
+        }
+        List<Double> restarts = new ArrayList<>();
+        for (int i = 0; i < settings.restarts(); i++) {
+            restarts.add(restart(data, driver));
+            progress(count + " sandboxes: restart " + (i + 1) + " ready after " + format(restarts.getLast()) + " s");
+        }
+        return new Row(
+                row.stored(),
+                row.generateSeconds(),
+                row.startSeconds(),
+                row.startCpuSeconds(),
+                List.copyOf(restarts),
+                row.quietCpuSeconds(),
+                row.heapMiB(),
+                row.get1P50(),
+                row.get1P99(),
+                row.get64P50(),
+                row.get64P99(),
+                row.getErrors(),
+                row.firstPage(),
+                row.middlePage(),
+                row.lastPage(),
+                row.pages(),
+                row.listed(),
+                row.notReady(),
+                row.reconciled());
+    }
+
+    /** Starts a gateway on the store and driver directory again; returns the seconds until it served a GetSandbox. */
+    private static double restart(Path data, Path driver) throws Exception {
+        System.gc();
+        long begin = System.nanoTime();
+        try (BenchGateway gateway = BenchGateway.start(data, driver, Duration.ofSeconds(1), "NORMAL")) {
+            ManagedChannel channel = NettyChannelBuilder.forAddress(
+                            new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
+                    .usePlaintext()
+                    .build();
+            try {
+                get(SandboxServiceGrpc.newBlockingStub(channel), 0);
+                return (System.nanoTime() - begin) / 1e9;
             } finally {
                 channel.shutdownNow().awaitTermination(10, TimeUnit.SECONDS);
             }
@@ -456,20 +512,22 @@ public final class StoredBenchmark {
                 settings.calls(),
                 settings.quietSeconds(),
                 PAGE_SIZE));
-        out.append("| stored | generate s | start until ready s | start CPU s | CPU s in quiet | live heap MiB"
+        out.append("| stored | generate s | start until ready s | start CPU s"
+                + " | restarts until ready s: median (lowest to highest) | CPU s in quiet | live heap MiB"
                 + " | get p50/p99 ms (1) | get p50/p99 ms (64) | get p50 / first count's (1 / 64)"
                 + " | page ms first/middle/last | pages | not READY | reconciled at start |\n");
-        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+        out.append("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
         Row first = rows.isEmpty() ? null : rows.getFirst();
         for (Row r : rows) {
             out.append(String.format(
                     Locale.ROOT,
-                    "| %d | %s | %s | %s | %s | %.0f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f / %.1f"
+                    "| %d | %s | %s | %s | %s | %s | %.0f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.1f / %.1f / %.1f"
                             + " | %d | %d | %s |%n",
                     r.stored(),
                     format(r.generateSeconds()),
                     format(r.startSeconds()),
                     format(r.startCpuSeconds()),
+                    spread(r.restartSeconds()),
                     format(r.quietCpuSeconds()),
                     r.heapMiB(),
                     r.get1P50(),
@@ -486,6 +544,17 @@ public final class StoredBenchmark {
                     r.reconciled()));
         }
         return out.toString();
+    }
+
+    /** The median of {@code seconds} with the lowest and highest: {@code 0.52 (0.48 to 0.61)}; n/a when empty. */
+    static String spread(List<Double> seconds) {
+        if (seconds.isEmpty()) {
+            return "n/a";
+        }
+        List<Double> sorted = seconds.stream().sorted().toList();
+        int n = sorted.size();
+        double median = n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+        return String.format(Locale.ROOT, "%.2f (%.2f to %.2f)", median, sorted.getFirst(), sorted.getLast());
     }
 
     private static double liveHeapMiB() {

@@ -22,6 +22,9 @@ class StoredBenchmarkSmokeTest {
             assertThat(row.notReady()).isZero();
             assertThat(row.reconciled()).isIn("yes", "?");
             assertThat(row.startSeconds()).isPositive();
+            assertThat(row.restartSeconds())
+                    .hasSize(1)
+                    .allSatisfy(seconds -> assertThat(seconds).isPositive());
             assertThat(row.get1P50()).isPositive().isLessThanOrEqualTo(row.get1P99());
             assertThat(row.get64P50()).isPositive().isLessThanOrEqualTo(row.get64P99());
             assertThat(row.heapMiB()).isPositive();
