@@ -180,10 +180,7 @@ public final class StoredBenchmark {
         long startBegin = System.nanoTime();
         Row row;
         try (BenchGateway gateway = BenchGateway.start(data, driver, Duration.ofSeconds(1), "NORMAL")) {
-            ManagedChannel channel = NettyChannelBuilder.forAddress(
-                            new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
-                    .usePlaintext()
-                    .build();
+            ManagedChannel channel = loopbackChannel(gateway.port());
             try {
                 SandboxServiceBlockingStub stub = SandboxServiceGrpc.newBlockingStub(channel);
                 get(stub, 0);
@@ -275,15 +272,19 @@ public final class StoredBenchmark {
                 row.reconciled());
     }
 
+    /** A plaintext channel to the gateway's port on loopback. */
+    private static ManagedChannel loopbackChannel(int port) {
+        return NettyChannelBuilder.forAddress(new InetSocketAddress(InetAddress.getLoopbackAddress(), port))
+                .usePlaintext()
+                .build();
+    }
+
     /** Starts a gateway on the store and driver directory again; returns the seconds until it served a GetSandbox. */
     private static double restart(Path data, Path driver) throws Exception {
         System.gc();
         long begin = System.nanoTime();
         try (BenchGateway gateway = BenchGateway.start(data, driver, Duration.ofSeconds(1), "NORMAL")) {
-            ManagedChannel channel = NettyChannelBuilder.forAddress(
-                            new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
-                    .usePlaintext()
-                    .build();
+            ManagedChannel channel = loopbackChannel(gateway.port());
             try {
                 get(SandboxServiceGrpc.newBlockingStub(channel), 0);
                 return (System.nanoTime() - begin) / 1e9;
@@ -356,10 +357,7 @@ public final class StoredBenchmark {
     static void generate(Path data, Path driver, int count) throws IOException, SQLException, InterruptedException {
         String templateId;
         try (BenchGateway gateway = BenchGateway.start(data, driver, Duration.ofSeconds(1), "NORMAL")) {
-            ManagedChannel channel = NettyChannelBuilder.forAddress(
-                            new InetSocketAddress(InetAddress.getLoopbackAddress(), gateway.port()))
-                    .usePlaintext()
-                    .build();
+            ManagedChannel channel = loopbackChannel(gateway.port());
             try {
                 var sandbox = SandboxServiceGrpc.newBlockingStub(channel)
                         .withDeadlineAfter(30, TimeUnit.SECONDS)
