@@ -307,7 +307,7 @@ final class KillRunChecks {
                 });
                 deleted.forEach(sandbox -> {
                     long seen = watch.seen(sandbox.id);
-                    if (seen != -1 && !(seen == 0 && watch.couldNotSee(sandbox.createSent, sandbox.deleteAnswered))) {
+                    if (seen != -1 && !(seen == 0 && watch.couldNotSee(sandbox.createSent, sandbox.deleteSent))) {
                         behind.put(sandbox.id, "removal not seen (last seen at resource version " + seen + ")");
                     }
                 });

@@ -43,6 +43,8 @@ final class LifecycleClient implements Runnable {
         final long createSent;
 
         volatile long deleteAnswered;
+        /** When its delete that succeeded was first sent (System.nanoTime()); 0 while it is not deleted. */
+        volatile long deleteSent;
 
         Owned(String id, String name, long createSent) {
             this.id = id;
@@ -164,8 +166,10 @@ final class LifecycleClient implements Runnable {
         if (random.nextBoolean()) {
             request.setPrecondition(current(sandbox));
         }
+        long sent = System.nanoTime();
         Answer answer = send(request.build());
         if (expect(answer, "DELETED_NOW", sandbox.name)) {
+            sandbox.deleteSent = sent;
             sandbox.deleteAnswered = System.nanoTime();
             owned.remove(sandbox);
             deleted.add(sandbox);

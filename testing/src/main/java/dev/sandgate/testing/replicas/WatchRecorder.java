@@ -73,12 +73,15 @@ final class WatchRecorder {
     }
 
     /**
-     * Whether a sandbox whose create was sent at {@code createSent} and whose delete was answered at {@code
-     * deleteAnswered} lived entirely while no stream of this slot was synced, so that no stream could show it.
+     * Whether a sandbox that no stream of this slot ever showed, whose create was sent at {@code createSent} and whose
+     * delete was first sent at {@code deleteSent}, may have lived entirely while no stream of this slot was synced.
+     * Its delete may be answered long after it committed (its replica died before answering, and the client's retry
+     * on another replica replays it), so the bound is when it was sent: a delete sent after a stream's SYNCED commits
+     * after that stream's snapshot, which then showed the sandbox, or its ADDED followed.
      */
-    boolean couldNotSee(long createSent, long deleteAnswered) {
-        return deleteAnswered != 0
-                && gaps.stream().anyMatch(gap -> createSent >= gap[0] - IN_FLIGHT_NANOS && deleteAnswered <= gap[1]);
+    boolean couldNotSee(long createSent, long deleteSent) {
+        return deleteSent != 0
+                && gaps.stream().anyMatch(gap -> createSent >= gap[0] - IN_FLIGHT_NANOS && deleteSent <= gap[1]);
     }
 
     void close() {
