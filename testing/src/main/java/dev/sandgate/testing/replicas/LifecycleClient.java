@@ -39,11 +39,9 @@ final class LifecycleClient implements Runnable {
         final String name;
         final List<String> tokens = new ArrayList<>();
         boolean running = true;
-        /** System.nanoTime() when its create was sent, and when its delete was answered (0 until then). */
+        /** System.nanoTime() when its create was sent. */
         final long createSent;
-
-        volatile long deleteAnswered;
-        /** When its delete that succeeded was first sent (System.nanoTime()); 0 while it is not deleted. */
+        /** System.nanoTime() when the delete that succeeded was first sent (0 until it is deleted). */
         volatile long deleteSent;
 
         Owned(String id, String name, long createSent) {
@@ -170,7 +168,6 @@ final class LifecycleClient implements Runnable {
         Answer answer = send(request.build());
         if (expect(answer, "DELETED_NOW", sandbox.name)) {
             sandbox.deleteSent = sent;
-            sandbox.deleteAnswered = System.nanoTime();
             owned.remove(sandbox);
             deleted.add(sandbox);
         }
