@@ -20,7 +20,8 @@ import java.util.function.LongSupplier;
  *   <li>changed: the newest change (or snapshot) sent; a change at or below it is sent already.
  * </ul>
  *
- * After a sandbox's REMOVED nothing more of it is sent: an event that changes nothing may have read the sandbox before
+ * A REMOVED is sent only of a sandbox the stream showed (in its snapshot or a change). After a sandbox's REMOVED
+ * nothing more of it is sent: an event that changes nothing may have read the sandbox before
  * its deletion and come after the REMOVED (on PostgreSQL the REMOVED comes through the change log, the event at once),
  * and would show the client a deleted sandbox again. Sandbox ids are never reused, so the stream remembers the ids it
  * removed; only lately (the last {@link #TOMBSTONE_NANOS}, at most {@link #MAX_TOMBSTONES}), as such an event is late
@@ -39,14 +40,23 @@ final class SentVersions {
     /** Removed sandbox ids, oldest first, with when (System.nanoTime()) their REMOVED was sent. */
     private final LinkedHashMap<String, Long> removed = new LinkedHashMap<>();
 
+    private final boolean wholeScope;
     private final LongSupplier nanoTime;
 
+    /** A stream without a phase filter (see {@link #SentVersions(boolean, LongSupplier)}). */
     SentVersions() {
-        this(System::nanoTime);
+        this(true, System::nanoTime);
     }
 
-    /** @param nanoTime the clock of the tombstones (a test's) */
-    SentVersions(LongSupplier nanoTime) {
+    /**
+     * @param wholeScope whether the stream's snapshot holds every sandbox in its scope and it wants every change of
+     *     them (no phase filter; labels never change): then a change of a sandbox the snapshot did not hold, other than
+     *     its ADDED, is a late copy of a change made before the snapshot, of a sandbox deleted before it, and is not
+     *     sent (nor is its REMOVED)
+     * @param nanoTime the clock of the tombstones (a test's)
+     */
+    SentVersions(boolean wholeScope, LongSupplier nanoTime) {
+        this.wholeScope = wholeScope;
         this.nanoTime = nanoTime;
     }
 
@@ -61,7 +71,7 @@ final class SentVersions {
         long now = nanoTime.getAsLong();
         forgetOldTombstones(now);
         if (change.type() == SandboxChange.Type.REMOVED) {
-            sent.remove(id);
+            boolean shown = sent.remove(id) != null;
             if (removed.containsKey(id)) {
                 return false;
             }
@@ -71,7 +81,9 @@ final class SentVersions {
                 oldest.next();
                 oldest.remove();
             }
-            return true;
+            // A stream that never showed the sandbox (it was deleted before the stream's snapshot, and the change log
+            // delivered its deletion after the stream opened) has nothing to remove.
+            return shown;
         }
         if (removed.containsKey(id)) {
             return false;
@@ -79,6 +91,10 @@ final class SentVersions {
         long version = change.sandbox().resourceVersion();
         long[] last = sent.get(id);
         if (last == null) {
+            if (wholeScope && change.stateChanged() && change.type() != SandboxChange.Type.ADDED) {
+                // Its ADDED came before the stream opened, yet its snapshot did not hold it: gone before the snapshot.
+                return false;
+            }
             last = new long[] {0, 0};
             sent.put(id, last);
         }

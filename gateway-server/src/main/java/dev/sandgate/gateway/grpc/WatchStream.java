@@ -56,7 +56,7 @@ final class WatchStream {
 
     // Owned by the lane's turn (turns of a lane never overlap).
     private long cursor;
-    private final SentVersions sentVersions = new SentVersions();
+    private final SentVersions sentVersions;
     private Optional<SandboxKey> snapshotAfter = Optional.empty();
     private List<SandboxRecord> snapshotPage = List.of();
     private int snapshotIndex;
@@ -76,6 +76,7 @@ final class WatchStream {
         this.mapper = mapper;
         this.filter = filter;
         this.removalFilter = new SandboxFilter(filter.workspace(), filter.labels(), Set.of());
+        this.sentVersions = new SentVersions(filter.phases().isEmpty(), System::nanoTime);
         this.out = out;
         this.fanout = fanout;
         this.lane = fanout.nextLane();

@@ -36,6 +36,7 @@ class SentVersionsTest {
     void anObservationWithAnOlderSandboxIsDropped() {
         SandboxRecord sandbox = stored();
         SentVersions sent = new SentVersions();
+        sent.snapshot(sandbox.toBuilder().resourceVersion(5).build());
 
         assertThat(sent.admit(change(sandbox, 6, true))).isTrue();
 
@@ -72,6 +73,7 @@ class SentVersionsTest {
     void aNewerObservationHoldsBackOlderChanges() {
         SandboxRecord sandbox = stored();
         SentVersions sent = new SentVersions();
+        sent.snapshot(sandbox.toBuilder().resourceVersion(4).build());
 
         assertThat(sent.admit(change(sandbox, 5, true))).isTrue();
         assertThat(sent.admit(change(sandbox, 6, false))).isTrue();
@@ -80,6 +82,12 @@ class SentVersionsTest {
         assertThat(sent.admit(change(sandbox, 5, true))).isFalse();
         assertThat(sent.admit(change(sandbox, 6, true))).isTrue();
         assertThat(sent.admit(change(sandbox, 6, true))).isFalse();
+    }
+
+    private static SandboxChange added(SandboxRecord sandbox, long version) {
+        SandboxRecord at = sandbox.toBuilder().resourceVersion(version).build();
+        return new SandboxChange(
+                SandboxChange.Type.ADDED, at, new Observation(at.generation(), "RUNNING", "", Instant.EPOCH, ""), true);
     }
 
     private static SandboxChange removed(SandboxRecord sandbox, long version) {
@@ -107,11 +115,38 @@ class SentVersionsTest {
     }
 
     @Test
+    @DisplayName("a REMOVED of a sandbox the stream never showed is not sent; one it showed by a change is")
+    void onlyShownSandboxesAreRemoved() {
+        SandboxRecord sandbox = stored();
+        SandboxRecord other = withId(sandbox, "other");
+        SentVersions sent = new SentVersions();
+
+        assertThat(sent.admit(removed(other, 4))).isFalse();
+        assertThat(sent.admit(added(sandbox, 1))).isTrue();
+        assertThat(sent.admit(removed(sandbox, 1))).isTrue();
+    }
+
+    @Test
+    @DisplayName("a change of a sandbox neither in the snapshot nor added since is not sent when the stream watches its"
+            + " whole scope (the sandbox was deleted before the snapshot); with a phase filter it is")
+    void aLateChangeOfASandboxGoneBeforeTheSnapshotIsNotSent() {
+        SandboxRecord gone = stored();
+        SentVersions whole = new SentVersions();
+        SentVersions phases = new SentVersions(false, System::nanoTime);
+
+        assertThat(whole.admit(change(gone, 7, true))).isFalse();
+        assertThat(whole.admit(removed(gone, 7))).isFalse();
+        assertThat(phases.admit(change(gone, 7, true))).isTrue();
+        assertThat(phases.admit(removed(gone, 7))).isTrue();
+    }
+
+    @Test
     @DisplayName("a stream forgets a removed sandbox after a minute, and beyond the newest 4096 removals")
     void removalsAreRememberedForAWhile() {
         long[] now = {0};
-        SentVersions sent = new SentVersions(() -> now[0]);
+        SentVersions sent = new SentVersions(true, () -> now[0]);
         SandboxRecord first = stored();
+        sent.snapshot(first);
         assertThat(sent.admit(removed(first, 1))).isTrue();
 
         now[0] += SentVersions.TOMBSTONE_NANOS;
@@ -120,12 +155,13 @@ class SentVersionsTest {
         assertThat(sent.admit(change(first, 1, false))).isTrue();
 
         SandboxRecord second = withId(first, "second");
+        sent.snapshot(second);
         assertThat(sent.admit(removed(second, 1))).isTrue();
         for (int i = 0; i < SentVersions.MAX_TOMBSTONES - 1; i++) {
-            assertThat(sent.admit(removed(withId(second, "other-" + i), 1))).isTrue();
+            assertThat(sent.admit(removed(withId(second, "other-" + i), 1))).isFalse();
         }
         assertThat(sent.admit(change(second, 1, false))).isFalse();
-        assertThat(sent.admit(removed(withId(second, "other-last"), 1))).isTrue();
+        assertThat(sent.admit(removed(withId(second, "other-last"), 1))).isFalse();
         assertThat(sent.admit(change(second, 1, false))).isTrue();
     }
 
