@@ -68,14 +68,17 @@ final class SentVersions {
     /** Whether to send {@code change}; records it if it is sent. */
     boolean admit(SandboxChange change) {
         String id = change.sandbox().id();
-        long now = nanoTime.getAsLong();
-        forgetOldTombstones(now);
+        // Most events meet no tombstone: the clock is read only while there are some, or for a REMOVED.
+        boolean tombstones = !removed.isEmpty();
+        if (tombstones) {
+            forgetOldTombstones(nanoTime.getAsLong());
+        }
         if (change.type() == SandboxChange.Type.REMOVED) {
             boolean shown = sent.remove(id) != null;
             if (removed.containsKey(id)) {
                 return false;
             }
-            removed.put(id, now);
+            removed.put(id, nanoTime.getAsLong());
             if (removed.size() > MAX_TOMBSTONES) {
                 Iterator<String> oldest = removed.keySet().iterator();
                 oldest.next();
@@ -85,7 +88,7 @@ final class SentVersions {
             // delivered its deletion after the stream opened) has nothing to remove.
             return shown;
         }
-        if (removed.containsKey(id)) {
+        if (tombstones && removed.containsKey(id)) {
             return false;
         }
         long version = change.sandbox().resourceVersion();
