@@ -134,7 +134,7 @@ class PolicyCaptureTest {
         stopSandbox(sandbox.getId());
         update(sandbox.getId(), NARROWED);
         String requestId = newRequestId();
-        gateway.driver().failNext(FakeDriver.Method.START, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
+        gateway.driver().failEach(FakeDriver.Method.START, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
         failure(() -> startSandbox(sandbox.getId(), requestId));
 
         gateway.restart();
@@ -203,7 +203,7 @@ class PolicyCaptureTest {
     void frozenRecoveryKeepsSnapshot() {
         Sandbox sandbox = create(PolicyMode.FROZEN);
         stopSandbox(sandbox.getId());
-        gateway.driver().failNext(FakeDriver.Method.START, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
+        gateway.driver().failEach(FakeDriver.Method.START, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
         failure(() -> startSandbox(sandbox.getId(), newRequestId()));
 
         gateway.restart();

@@ -53,7 +53,7 @@ class RecoveryLogTest {
         try {
             Sandbox sandbox = gateway.create("team", "agent");
             gateway.driver()
-                    .failNext(FakeDriver.Method.DELETE, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
+                    .failEach(FakeDriver.Method.DELETE, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
             failure(() -> gateway.stub()
                     .deleteSandbox(DeleteSandboxRequest.newBuilder()
                             .setTarget(byId(sandbox.getId()))

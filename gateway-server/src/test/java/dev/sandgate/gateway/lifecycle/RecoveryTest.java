@@ -42,7 +42,7 @@ class RecoveryTest {
     @DisplayName("a pending delete is completed at start-up and its request replays DELETED_NOW")
     void pendingDeleteCompletedAtStartUp() {
         Sandbox sandbox = gateway.create("team", "agent");
-        gateway.driver().failNext(FakeDriver.Method.DELETE, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
+        gateway.driver().failEach(FakeDriver.Method.DELETE, new DriverException(DriverErrorCode.UNAVAILABLE, "down"));
         DeleteSandboxRequest delete = DeleteSandboxRequest.newBuilder()
                 .setRequestId(TestGateway.newRequestId())
                 .setTarget(byId(sandbox.getId()))

@@ -77,6 +77,7 @@ public final class FakeDriver implements ComputeDriver {
     private final DriverCapabilities capabilities;
     private final Map<Method, AtomicInteger> calls = new EnumMap<>(Method.class);
     private final Map<Method, DriverException> failures = new ConcurrentHashMap<>();
+    private final Map<Method, DriverException> persistentFailures = new ConcurrentHashMap<>();
     private final Map<Method, Consumer<SandboxRef>> beforeHooks = new ConcurrentHashMap<>();
     private final List<SandboxWatcher> watchers = new CopyOnWriteArrayList<>();
     private final List<LaunchInput> launches = new CopyOnWriteArrayList<>();
@@ -122,6 +123,15 @@ public final class FakeDriver implements ComputeDriver {
         failures.put(method, failure);
     }
 
+    /**
+     * Every call of {@code method} throws {@code failure} (before touching anything) for as long as this instance
+     * lives: the gateway's own retries fail too, as if the backend stayed down until a restart, which makes a new
+     * instance.
+     */
+    public void failEach(Method method, DriverException failure) {
+        persistentFailures.put(method, failure);
+    }
+
     /** Runs {@code hook} at the start of every call of {@code method} (to block on a latch, say). */
     public void beforeEach(Method method, Consumer<SandboxRef> hook) {
         beforeHooks.put(method, hook);
@@ -150,6 +160,7 @@ public final class FakeDriver implements ComputeDriver {
     public void clearHooks() {
         beforeHooks.clear();
         failures.clear();
+        persistentFailures.clear();
     }
 
     /** Delivers an event to every watcher, as if the backend reported it. */
@@ -508,6 +519,9 @@ public final class FakeDriver implements ComputeDriver {
             hook.accept(ref);
         }
         DriverException failure = failures.remove(method);
+        if (failure == null) {
+            failure = persistentFailures.get(method);
+        }
         if (failure != null) {
             throw failure;
         }
