@@ -158,7 +158,7 @@ class ExpiryTest {
                 .isEqualTo(1000);
         assertThat(millis(renewed.getLease().getIdleDeadline())).isGreaterThan(firstDeadline.toEpochMilli());
 
-        await().until(() -> get(created.getId()).getPhase() == Phase.STOPPED);
+        await().until(() -> stoppedWithExpiredCondition(created.getId()));
         assertThat(get(created.getId()).getConditionsList())
                 .anySatisfy(c -> assertThat(c.getMessage()).contains("idle"));
     }
